@@ -1,0 +1,17 @@
+"""``python -m codegen build | check``."""
+
+import argparse
+import sys
+
+from codegen.build import build, check
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    parser.add_argument("command", choices=["build", "check"], help="generate packages, or verify they are fresh")
+    args = parser.parse_args(argv)
+    return build() if args.command == "build" else check()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

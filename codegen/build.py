@@ -1,0 +1,275 @@
+"""``build`` and ``check``: generate both packages from the template, or prove ``generated/`` is fresh.
+
+A build happens in memory first (every module checked and translated, all problems collected), then in a
+temporary tree that is import-checked in a subprocess, and only then are changed files written into
+``generated/`` (orphans removed).  A failed build leaves ``generated/`` as it was.
+"""
+
+import difflib
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import libcst as cst
+
+from codegen import metadata
+from codegen.analysis import ModuleContext
+from codegen.diagnostics import CodegenError, Diagnostic
+from codegen.format import format_source
+from codegen.pipeline import module_backends, translate
+from codegen.rules import RULES
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATE_ROOT = "src_template"
+TEMPLATE_PACKAGE = "oqupy"
+GENERATED = "generated"
+NOT_TRANSLATED = {"_codegen.py", "__init__.py"}  # markers; the package __init__ is rendered
+IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist", ".tox"}
+MARK = f"GENER{''}ATED"  # spelled so that this file never looks generated
+BANNER_PREFIX = {".py": "# ", ".toml": "# ", ".md": "<!-- "}
+BANNER_SUFFIX = {".py": "", ".toml": "", ".md": " -->"}
+
+_JINJA = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+@dataclass
+class Tree:
+    """A complete build: relative path -> file content, plus how often each rule fired."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    fired: dict[str, int] = field(default_factory=dict)
+
+
+def digest(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def with_banner(body: str, source: str, suffix: str) -> str:
+    before, after = BANNER_PREFIX[suffix], BANNER_SUFFIX[suffix]
+    return (
+        f"{before}{MARK} by `python -m codegen build` from {source}; DO NOT EDIT.{after}\n"
+        f"{before}sha256:{digest(body)}{after}\n" + body
+    )
+
+
+def split_banner(content: str) -> tuple[str | None, str]:
+    """(recorded digest, body) of a generated file; digest None when there is no banner."""
+    lines = content.split("\n", 2)
+    if len(lines) < 3 or MARK not in lines[0] or "sha256:" not in lines[1]:
+        return None, content
+    recorded = lines[1].split("sha256:", 1)[1].split()[0].rstrip("->").strip()
+    return recorded, lines[2]
+
+
+def template_modules(repo: Path) -> list[Path]:
+    root = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE
+    return sorted(p for p in root.rglob("*.py") if p.name not in NOT_TRANSLATED and "__pycache__" not in p.parts)
+
+
+def _render(name: str, **values) -> str:
+    return _JINJA.get_template(name).render(**values)
+
+
+def _package_files(backend: str | None, package: str, tree: Tree, init_target: str) -> None:
+    """Rendered metadata: ``__init__.py`` (and, for generated packages, pyproject and README)."""
+    exports = [(m, names) for m, names in metadata.EXPORTS]
+    all_names = sorted({name for _, names in exports for name in names} | set(metadata.SUBMODULES))
+    title = {"numpy": "NumPy/SciPy package", "jax": "JAX package", None: "Backend-neutral template package"}[backend]
+    init = _render(
+        "__init__.py.j2",
+        backend=backend,
+        package=package,
+        version=metadata.VERSION,
+        submodules=metadata.SUBMODULES,
+        exports=exports,
+        all_names=all_names,
+        title=f"{package}: {title} (generated from src_template/ by codegen).",
+    )
+    source = "codegen/templates/__init__.py.j2 and codegen/metadata.py"
+    tree.files[init_target] = with_banner(format_source(init, init_target), source, ".py")
+    if backend is None:
+        return
+    values = dict(
+        backend=backend,
+        package=package,
+        distribution=package.replace("_", "-"),
+        version=metadata.VERSION,
+        description=metadata.DESCRIPTIONS[backend],
+        python_requires=metadata.PYTHON_REQUIRES,
+        dependencies=metadata.DEPENDENCIES[backend],
+        test_dependencies=metadata.TEST_DEPENDENCIES,
+    )
+    for name, suffix in (("pyproject.toml", ".toml"), ("README.md", ".md")):
+        body = _render(f"{name}.j2", **values)
+        tree.files[f"{GENERATED}/{package}/{name}"] = with_banner(body, f"codegen/templates/{name}.j2", suffix)
+
+
+def build_tree(repo: Path = REPO) -> Tree:
+    """Translate every template module for both backends; raise ``CodegenError`` with all problems."""
+    tree = Tree()
+    diagnostics: list[Diagnostic] = []
+    for path in template_modules(repo):
+        relative = path.relative_to(repo).as_posix()
+        source = path.read_text()
+        module_rel = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("")
+        backends = module_backends(cst.parse_module(source))
+        for backend, package in metadata.PACKAGES.items():
+            if backend not in backends:
+                continue
+            ctx = ModuleContext(relative, ".".join(module_rel.parts), backend, package)
+            translated = translate(source, ctx)
+            diagnostics.extend(ctx.diagnostics)
+            for rule, count in ctx.fired.items():
+                tree.fired[rule] = tree.fired.get(rule, 0) + count
+            if translated is None:
+                continue
+            inner = path.relative_to(repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE).as_posix()
+            target = f"{GENERATED}/{package}/src/{package}/{inner}"
+            tree.files[target] = with_banner(format_source(translated, target), relative, ".py")
+    if diagnostics:
+        raise CodegenError(diagnostics)
+    for backend, package in metadata.PACKAGES.items():
+        _package_files(backend, package, tree, f"{GENERATED}/{package}/src/{package}/__init__.py")
+    _package_files(None, TEMPLATE_PACKAGE, tree, f"{TEMPLATE_ROOT}/{TEMPLATE_PACKAGE}/__init__.py")
+    return tree
+
+
+def unused_rules(tree: Tree) -> list[str]:
+    return [rule.NAME for rule in RULES if rule.rewrites() and not tree.fired.get(rule.NAME)]
+
+
+def existing_files(repo: Path = REPO) -> dict[str, str]:
+    """Files currently under ``generated/`` (build artefacts ignored), plus the rendered template ``__init__``."""
+    found = {}
+    root = repo / GENERATED
+    if root.exists():
+        for path in sorted(root.rglob("*")):
+            parts = set(path.relative_to(root).parts)
+            if path.is_file() and not parts & IGNORED_PARTS and not any(p.endswith(".egg-info") for p in parts):
+                found[path.relative_to(repo).as_posix()] = path.read_text()
+    init = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / "__init__.py"
+    if init.exists():
+        found[init.relative_to(repo).as_posix()] = init.read_text()
+    return found
+
+
+def compare(tree: Tree, repo: Path = REPO) -> list[str]:
+    """Human-readable problems: missing, stale, hand-edited and orphan files, unused rules."""
+    problems = []
+    current = existing_files(repo)
+    for path, expected in sorted(tree.files.items()):
+        actual = current.get(path)
+        if actual is None:
+            problems.append(f"{path}: missing")
+            continue
+        if actual == expected:
+            continue
+        recorded, body = split_banner(actual)
+        if recorded is None:
+            reason = "has no generated-file banner"
+        elif recorded != digest(body):
+            reason = "was edited by hand"
+        else:
+            reason = "is stale (the template or codegen changed)"
+        diff = "".join(
+            difflib.unified_diff(
+                actual.splitlines(True), expected.splitlines(True), f"{path} (on disk)", f"{path} (fresh build)"
+            )
+        )
+        problems.append(f"{path}: {reason}\n{diff}")
+    for path in sorted(set(current) - set(tree.files)):
+        problems.append(f"{path}: orphan (no template produces it)")
+    for name in unused_rules(tree):
+        problems.append(f"rule {name!r} fired on nothing in the template (unused rule)")
+    return problems
+
+
+IMPORT_CHECK = """
+import importlib, pkgutil, sys
+package = importlib.import_module(sys.argv[1])
+for info in pkgutil.walk_packages(package.__path__, sys.argv[1] + "."):
+    importlib.import_module(info.name)
+if sys.argv[1] == "oqupy_numpy":
+    assert "jax" not in sys.modules, "oqupy_numpy imported jax"
+"""
+
+
+def import_check(root: Path) -> list[str]:
+    """Import every module of each package in ``root`` in a fresh interpreter."""
+    failures = []
+    for backend, package in metadata.PACKAGES.items():
+        if backend == "jax" and subprocess.run([sys.executable, "-c", "import jax"], capture_output=True).returncode:
+            print("codegen: jax is not installed here; import check of oqupy_jax skipped", file=sys.stderr)
+            continue
+        env = dict(os.environ, PYTHONPATH=str(root / GENERATED / package / "src"))
+        result = subprocess.run(
+            [sys.executable, "-c", IMPORT_CHECK, package], env=env, capture_output=True, text=True, cwd=root
+        )
+        if result.returncode:
+            failures.append(f"{package} does not import:\n{result.stderr}")
+    return failures
+
+
+def build(repo: Path = REPO) -> int:
+    try:
+        tree = build_tree(repo)
+    except CodegenError as error:
+        for diagnostic in error.diagnostics:
+            print(diagnostic, file=sys.stderr)
+        print(f"codegen: {len(error.diagnostics)} problem(s); nothing written", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="codegen-") as scratch:
+        root = Path(scratch)
+        for path, content in tree.files.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+        failures = import_check(root)
+    if failures:
+        print("\n".join(failures), file=sys.stderr)
+        print("codegen: import check failed; nothing written", file=sys.stderr)
+        return 1
+    current = existing_files(repo)
+    written = 0
+    for path, content in sorted(tree.files.items()):
+        if current.get(path) != content:
+            target = repo / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+            written += 1
+    for path in sorted(set(current) - set(tree.files)):
+        (repo / path).unlink()
+        print(f"codegen: removed orphan {path}")
+    for directory in sorted((repo / GENERATED).rglob("*"), reverse=True):
+        if directory.is_dir() and not any(directory.iterdir()):
+            shutil.rmtree(directory)
+    print(f"codegen: {len(tree.files)} files, {written} written")
+    for name in unused_rules(tree):
+        print(f"codegen: warning: rule {name!r} fired on nothing in the template", file=sys.stderr)
+    return 0
+
+
+def check(repo: Path = REPO) -> int:
+    try:
+        tree = build_tree(repo)
+    except CodegenError as error:
+        for diagnostic in error.diagnostics:
+            print(diagnostic, file=sys.stderr)
+        return 1
+    problems = compare(tree, repo)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        print("codegen check failed: run `python -m codegen build`", file=sys.stderr)
+        return 1
+    print(f"codegen check: {len(tree.files)} generated files are fresh")
+    return 0

@@ -1,0 +1,25 @@
+"""Package metadata, in one place: version, exports, dependencies of each generated package."""
+
+VERSION = "0.1.0"
+
+PYTHON_REQUIRES = ">=3.11"
+
+#: backend -> distribution / import name
+PACKAGES = {"numpy": "oqupy_numpy", "jax": "oqupy_jax"}
+
+DESCRIPTIONS = {
+    "numpy": "TEMPO and process tensors for non-Markovian open quantum systems (NumPy/SciPy).",
+    "jax": "TEMPO and process tensors for non-Markovian open quantum systems (JAX, jit-compiled, float64).",
+}
+
+_COMMON = ["numpy>=2", "scipy>=1.11", "tqdm>=4.60"]
+DEPENDENCIES = {"numpy": _COMMON, "jax": ["jax>=0.4.36", "jaxlib>=0.4.36", *_COMMON]}
+TEST_DEPENDENCIES = ["pytest>=8"]
+
+#: submodules imported by ``__init__`` (so ``pkg.operators`` works after ``import pkg``)
+SUBMODULES = ["operators", "util", "config", "base_api", "dynamics"]
+
+#: (module, names) exported at top level, in OQuPy 0.5's ``__all__`` order where it has them
+EXPORTS = [
+    ("dynamics", ["Dynamics"]),
+]

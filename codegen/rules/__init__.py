@@ -1,0 +1,41 @@
+"""The rules, in the order the pipeline applies their transformers (checkers all run first)."""
+
+from codegen.rules.backend_blocks import BackendBlocks
+from codegen.rules.base import Example, Invalid, Rule
+from codegen.rules.eig import RoutedEig
+from codegen.rules.imports import NumpyToJax, PackageRename
+from codegen.rules.inplace import InplaceUpdate
+from codegen.rules.kernel import KernelJit
+from codegen.rules.markers import HostMarker
+from codegen.rules.refusals import (
+    ArgumentWrite,
+    ChainedWrite,
+    DataDependentShape,
+    FancyAugmented,
+    InplaceMethod,
+    OutArgument,
+    ViewWrite,
+)
+from codegen.rules.shape_assign import ShapeAssign
+from codegen.rules.vectorize import VectorizeSignature
+
+RULES: tuple[type[Rule], ...] = (
+    BackendBlocks,
+    ArgumentWrite,
+    ViewWrite,
+    ChainedWrite,
+    FancyAugmented,
+    InplaceMethod,
+    OutArgument,
+    DataDependentShape,
+    ShapeAssign,
+    VectorizeSignature,
+    InplaceUpdate,
+    RoutedEig,
+    KernelJit,
+    NumpyToJax,
+    HostMarker,
+    PackageRename,
+)
+
+__all__ = ["RULES", "Example", "Invalid", "Rule"]

@@ -1,0 +1,105 @@
+"""In-place writes on local arrays become functional updates in ``oqupy_jax``."""
+
+import libcst as cst
+
+from codegen.analysis import FRESH, TemplateTransformer, is_simple_index
+from codegen.rules.base import Example, Rule
+
+#: augmented operator -> ``.at`` method
+AT_METHODS = {
+    cst.AddAssign: "add",
+    cst.SubtractAssign: "subtract",
+    cst.MultiplyAssign: "multiply",
+    cst.DivideAssign: "divide",
+    cst.PowerAssign: "power",
+}
+
+#: augmented operator without an ``.at`` method -> binary operator for ``.set(x[i] OP v)``
+BINARY_OPERATORS = {
+    cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.BitAndAssign: cst.BitAnd,
+    cst.BitOrAssign: cst.BitOr,
+    cst.BitXorAssign: cst.BitXor,
+    cst.LeftShiftAssign: cst.LeftShift,
+    cst.RightShiftAssign: cst.RightShift,
+}
+
+
+def local_array_write(transformer: TemplateTransformer, target: cst.BaseExpression) -> bool:
+    """True for ``x[...]`` where ``x`` is a local array owned by the current scope."""
+    return (
+        isinstance(target, cst.Subscript)
+        and isinstance(target.value, cst.Name)
+        and transformer.arrays.status(target.value.value) == FRESH
+    )
+
+
+def _parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)):
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _at_call(target: cst.Subscript, method: str, value: cst.BaseExpression) -> cst.Assign:
+    at = cst.Subscript(value=cst.Attribute(value=target.value, attr=cst.Name("at")), slice=target.slice)
+    call = cst.Call(func=cst.Attribute(value=at, attr=cst.Name(method)), args=[cst.Arg(value)])
+    return cst.Assign(targets=[cst.AssignTarget(target=target.value)], value=call)
+
+
+class _Functional(TemplateTransformer):
+    RULE = "inplace-update"
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        rewrite = (
+            not self.in_host
+            and len(original_node.targets) == 1
+            and local_array_write(self, original_node.targets[0].target)
+        )
+        result = super().leave_Assign(original_node, updated_node)
+        if not rewrite:
+            return result
+        self.fire()
+        return _at_call(updated_node.targets[0].target, "set", updated_node.value)
+
+    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
+        if self.in_host or not local_array_write(self, original_node.target):
+            return updated_node
+        target = updated_node.target
+        self.fire()
+        method = AT_METHODS.get(type(updated_node.operator))
+        if method is not None:
+            return _at_call(target, method, updated_node.value)
+        operator = BINARY_OPERATORS[type(updated_node.operator)]()
+        current = cst.Subscript(value=target.value, slice=target.slice)
+        value = cst.BinaryOperation(left=current, operator=operator, right=_parenthesize(updated_node.value))
+        return _at_call(target, "set", value)
+
+
+class InplaceUpdate(Rule):
+    """``x[i] = v`` -> ``x = x.at[i].set(v)``; ``+= -= *= /= **=`` -> ``.add/.subtract/.multiply/.divide/.power``.
+
+    Other augmented operators become ``x = x.at[i].set(x[i] OP v)`` (only for indices that can be
+    evaluated twice).  Index elements (slices, ``...``, ``None``, tuples) are moved over unchanged.
+    Only local arrays are rewritten: lists, dicts and attributes are left alone, and writes into
+    arguments or views are refused by their own rules.
+    """
+
+    NAME = "inplace-update"
+    BACKENDS = ("jax",)
+    VALID = (
+        Example(
+            template=(
+                "import numpy as np\n\n\ndef f(n: int, v: float):\n"
+                "    x = np.zeros((n, n))\n    x[0, 1:3] = v\n    x[1, ...] += 2 * v\n"
+                "    x[1] //= v + 1\n    names = [0, 1]\n    names[0] = 5\n    return x\n"
+            ),
+            jax=(
+                "import jax.numpy as jnp\n\n\ndef f(n: int, v: float):\n"
+                "    x = jnp.zeros((n, n))\n    x = x.at[0, 1:3].set(v)\n    x = x.at[1, ...].add(2 * v)\n"
+                "    x = x.at[1].set(x[1] // (v + 1))\n    names = [0, 1]\n    names[0] = 5\n    return x\n"
+            ),
+        ),
+    )
+    Transformer = _Functional

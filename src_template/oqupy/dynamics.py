@@ -1,0 +1,100 @@
+"""Containers for the results of a time evolution: times and density matrices."""
+
+from bisect import bisect
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from oqupy.base_api import BaseAPIClass
+from oqupy.config import NpDtype, NpDtypeReal
+
+
+class BaseDynamics(BaseAPIClass):
+    """Times and states of a time evolution, kept in time order."""
+
+    def __init__(self, name: Optional[str] = None, description: Optional[str] = None) -> None:
+        super().__init__(name, description)
+        self._times: List[float] = []
+        self._states: List[np.ndarray] = []
+        self._shape: Optional[Tuple[int, ...]] = None
+
+    def __len__(self) -> int:
+        return len(self._times)
+
+    def _str_items(self) -> list:
+        return [("length", len(self)), ("shape", self._shape)]
+
+    @property
+    def times(self) -> np.ndarray:
+        """Times of the recorded states (float64 array)."""
+        return np.array(self._times, dtype=NpDtypeReal)
+
+    @property
+    def states(self) -> np.ndarray:
+        """Recorded density matrices, shape (n, d, d), complex128."""
+        if not self._states:
+            return np.zeros((0, 0, 0), dtype=NpDtype)
+        return np.stack(self._states)
+
+    @property
+    def shape(self) -> Optional[Tuple[int, ...]]:
+        """Shape of each state, or None before the first one is added."""
+        return self._shape
+
+    def expectations(
+        self, operator: Optional[np.ndarray] = None, real: bool = False
+    ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        """Times and ``Tr(operator @ rho(t))`` (the trace if ``operator`` is None; real part if ``real``)."""
+        if len(self) == 0:
+            return None, None
+        states = self.states
+        if operator is None:
+            values = np.trace(states, axis1=1, axis2=2)
+        else:
+            operator = np.asarray(operator, dtype=NpDtype)
+            assert operator.shape == self._shape, f"Operator shape {operator.shape} differs from states {self._shape}."
+            values = np.einsum("ij,tji->t", operator, states)
+        if real:
+            values = np.real(values)
+        return self.times, values
+
+
+class Dynamics(BaseDynamics):
+    """A time evolution of one system.
+
+    Parameters
+    ----------
+    times: list of float
+        Times of the states (default: empty).
+    states: list of ndarray
+        Density matrices, one per time, all of the same square shape.
+    """
+
+    def __init__(
+        self,
+        times: Optional[List[float]] = None,
+        states: Optional[List[np.ndarray]] = None,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        super().__init__(name, description)
+        times = [] if times is None else list(times)
+        states = [] if states is None else list(states)
+        assert len(times) == len(states), "Lists `times` and `states` must have the same length."
+        for time, state in zip(times, states):
+            self.add(time, state)
+
+    def add(self, time: float, state: np.ndarray) -> None:
+        """Insert ``state`` at ``time``, keeping time order."""
+        try:
+            time = float(time)
+        except (TypeError, ValueError) as err:
+            raise AssertionError("Argument `time` must be float.") from err
+        state = np.asarray(state, dtype=NpDtype)
+        assert len(state.shape) == 2 and state.shape[0] == state.shape[1], "Argument `state` must be a square matrix."
+        if self._shape is None:
+            self._shape = tuple(state.shape)
+        assert tuple(state.shape) == self._shape, f"State shape {state.shape} differs from earlier {self._shape}."
+        index = bisect(self._times, time)
+        self._times.insert(index, time)
+        self._states.insert(index, state)

@@ -1,0 +1,551 @@
+"""Open quantum systems: Hamiltonian plus Lindblad dissipation, constant or time dependent.
+
+Conventions (as in the whole package, see :mod:`oqupy.operators`):
+
+- a d x d density matrix ``rho`` is vectorised row-major, ``vec(rho) = rho.reshape(d * d)``, and
+  superoperators act as ``S @ vec(rho)`` with ``vec(A @ rho @ B) = kron(A, B.T) @ vec(rho)``;
+- the Liouvillian is
+
+  .. math::
+
+      L = -i [H, \\cdot] + \\sum_n \\gamma_n \\left( A_n \\cdot A_n^\\dagger
+          - \\frac{1}{2} \\{A_n^\\dagger A_n, \\cdot\\} \\right),
+
+  i.e. ``L = -1j * commutator(H) + sum_n gamma_n * (left_right_super(A_n, A_n^dagger)
+  - 0.5 * acommutator(A_n^dagger A_n))`` (hbar = 1);
+- a time step of length ``dt`` is split into two half steps: ``get_propagators(dt, start_time)``
+  returns ``step -> (prop_1, prop_2)`` where, with ``t = start_time + step * dt``, ``prop_1``
+  propagates over ``[t, t + dt/2]`` (before the bath influence) and ``prop_2`` over
+  ``[t + dt/2, t + dt]`` (after it).  For a :class:`System` both are ``expm(L dt/2)``.
+
+Everything in this module runs on the host with NumPy/SciPy in every generated package.
+"""
+
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import scipy.linalg
+from scipy import integrate
+
+from oqupy import operators
+from oqupy._codegen import host
+from oqupy._types import Matrix
+from oqupy.base_api import BaseAPIClass
+from oqupy.config import INTEGRATE_EPSREL, NpDtype, NpDtypeReal
+from oqupy.util import check_convert, check_true
+
+_HERMITICITY_RTOL = 1e-10
+"""Relative tolerance (w.r.t. the largest entry, at least 1) of the Hermiticity check of Hamiltonians."""
+
+
+# -- vectorisation of time-dependent callables --------------------------------
+
+
+@host
+def _vectorize_matrix_function(function: Callable[[float], Matrix]) -> Callable:
+    """Vectorise ``function`` over times: an array of n times gives an (n, m, m) array."""
+    return np.vectorize(function)
+
+
+@host
+def _vectorize_scalar_function(function: Callable[[float], float]) -> Callable:
+    """Vectorise ``function`` over times: an array of n times gives an (n,) array."""
+    return np.vectorize(function)
+
+
+@host
+def _complex_matrix_function(function: Callable) -> Callable:
+    """Wrap ``function`` so that it returns complex128 arrays (fixes the dtype of its vectorisation)."""
+
+    def matrix(t: float) -> np.ndarray:
+        return np.asarray(function(t), dtype=NpDtype)
+
+    return matrix
+
+
+@host
+def _real_scalar_function(function: Callable) -> Callable:
+    """Wrap ``function`` so that it returns Python floats (fixes the dtype of its vectorisation)."""
+
+    def scalar(t: float) -> float:
+        return float(function(t))
+
+    return scalar
+
+
+# -- validation -----------------------------------------------------------------
+
+
+@host
+def _check_matrix(matrix: Any, name: str, shape: Optional[Tuple[int, int]] = None) -> np.ndarray:
+    """Return a read-only complex128 copy of the finite square matrix ``matrix`` (AssertionError if not)."""
+    try:
+        result = np.array(matrix, dtype=NpDtype)
+    except Exception as err:
+        raise AssertionError(f"'{name}' must be a numpy array (or array-like) of numbers.") from err
+    assert result.ndim == 2, f"'{name}' must be a matrix (got {result.ndim} dimensions)."
+    assert result.shape[0] == result.shape[1], f"'{name}' must be a square matrix (got shape {result.shape})."
+    if shape is not None:
+        assert result.shape == tuple(shape), f"'{name}' must have shape {tuple(shape)} (got {result.shape})."
+    assert np.all(np.isfinite(result)), f"'{name}' must have finite entries (no NaN or inf)."
+    result.setflags(write=False)
+    return result
+
+
+@host
+def _check_hamiltonian(hamiltonian: Any, name: str = "hamiltonian") -> np.ndarray:
+    """Return a read-only copy of the finite, square, Hermitian matrix ``hamiltonian``."""
+    result = _check_matrix(hamiltonian, name)
+    scale = max(1.0, float(np.max(np.abs(result)))) if result.size else 1.0
+    deviation = float(np.max(np.abs(result - result.conj().T))) if result.size else 0.0
+    assert deviation <= _HERMITICITY_RTOL * scale, (
+        f"'{name}' must be Hermitian (largest deviation |H - H^dagger| = {deviation:.3g})."
+    )
+    return result
+
+
+@host
+def _check_list(value: Any, name: str) -> list:
+    """Return ``value`` (None, list, tuple or array) as a new list (AssertionError otherwise)."""
+    if value is None:
+        return []
+    assert isinstance(value, (list, tuple, np.ndarray)), f"'{name}' must be a list."
+    return list(value)
+
+
+@host
+def _check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> Tuple[List[float], List[np.ndarray]]:
+    """Validate constant rates and jump operators: equal-length lists of finite floats and (d, d) matrices."""
+    gamma_list = _check_list(gammas, "gammas")
+    operator_list = _check_list(lindblad_operators, "lindblad_operators")
+    assert len(gamma_list) == len(operator_list), (
+        f"Lists 'gammas' ({len(gamma_list)}) and 'lindblad_operators' ({len(operator_list)}) "
+        "must have the same length."
+    )
+    checked_gammas = []
+    for n, gamma in enumerate(gamma_list):
+        try:
+            value = float(gamma)
+        except Exception as err:
+            raise AssertionError(f"'gammas[{n}]' must be a real number.") from err
+        assert np.isfinite(value), f"'gammas[{n}]' must be finite (no NaN or inf)."
+        checked_gammas.append(value)
+    checked_operators = [
+        _check_matrix(op, f"lindblad_operators[{n}]", (dimension, dimension)) for n, op in enumerate(operator_list)
+    ]
+    return checked_gammas, checked_operators
+
+
+@host
+def _evaluate_at_zero(function: Any, name: str) -> Any:
+    """Return ``function(0.0)``; AssertionError if it is not callable or cannot be evaluated."""
+    assert callable(function), f"'{name}' must be a callable of time t (a float)."
+    try:
+        return function(0.0)
+    except Exception as err:
+        raise AssertionError(f"'{name}' must be a callable that can be evaluated at t=0.0.") from err
+
+
+@host
+def _check_td_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> Tuple[List[Callable], List[Callable]]:
+    """Validate time-dependent rates and jump operators; return the dtype-fixing wrappers."""
+    gamma_list = _check_list(gammas, "gammas")
+    operator_list = _check_list(lindblad_operators, "lindblad_operators")
+    assert len(gamma_list) == len(operator_list), (
+        f"Lists 'gammas' ({len(gamma_list)}) and 'lindblad_operators' ({len(operator_list)}) "
+        "must have the same length."
+    )
+    checked_gammas = []
+    for n, gamma in enumerate(gamma_list):
+        name = f"gammas[{n}]"
+        value = _evaluate_at_zero(gamma, name)
+        try:
+            value = float(value)
+        except Exception as err:
+            raise AssertionError(f"'{name}' must return a real number (got {value!r} at t=0.0).") from err
+        assert np.isfinite(value), f"'{name}' must return a finite number (got {value} at t=0.0)."
+        checked_gammas.append(_real_scalar_function(gamma))
+    checked_operators = []
+    for n, operator in enumerate(operator_list):
+        name = f"lindblad_operators[{n}]"
+        _check_matrix(_evaluate_at_zero(operator, name), name + "(0.0)", (dimension, dimension))
+        checked_operators.append(_complex_matrix_function(operator))
+    return checked_gammas, checked_operators
+
+
+@host
+def _check_num_steps(num_steps: Any) -> int:
+    """Convert ``num_steps`` to a non-negative int (TypeError / ValueError)."""
+    value = check_convert(num_steps, int, "num_steps")
+    check_true(value == num_steps, "Argument 'num_steps' must be an integer.")
+    check_true(value >= 0, "Argument 'num_steps' must be non-negative.")
+    return value
+
+
+# -- Liouvillians ------------------------------------------------------------------
+
+
+@host
+def _liouvillian(hamiltonian: np.ndarray, gammas: Sequence[float], lindblad_operators: Sequence[np.ndarray]) -> np.ndarray:
+    """The d^2 x d^2 Liouvillian of one Hamiltonian and its Lindblad terms (module docstring)."""
+    result = -1j * operators.commutator(hamiltonian)
+    for gamma, op in zip(gammas, lindblad_operators):
+        op_dagger = op.conj().T
+        result = result + gamma * (
+            operators.left_right_super(op, op_dagger) - 0.5 * operators.acommutator(op_dagger @ op)
+        )
+    return np.asarray(result, dtype=NpDtype)
+
+
+@host
+def _left_right_super_stack(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Stacked ``left_right_super``: (..., d, d) operators (broadcast) give (..., d^2, d^2) superoperators."""
+    dim = left.shape[-1]
+    product = np.einsum("...ik,...lj->...ijkl", left, right)
+    return product.reshape(product.shape[:-4] + (dim * dim, dim * dim))
+
+
+@host
+def _liouvillian_stack(
+    hamiltonians: np.ndarray, gammas: Sequence[np.ndarray], lindblad_operators: Sequence[np.ndarray]
+) -> np.ndarray:
+    """Liouvillians of n sampled times: (n, d, d) Hamiltonians, (n,) rates, (n, d, d) operators -> (n, d^2, d^2)."""
+    one = np.identity(hamiltonians.shape[-1], dtype=NpDtype)
+    result = -1j * (_left_right_super_stack(hamiltonians, one) - _left_right_super_stack(one, hamiltonians))
+    for gamma, op in zip(gammas, lindblad_operators):
+        op_dagger = np.conj(np.swapaxes(op, -1, -2))
+        number = op_dagger @ op
+        dissipator = _left_right_super_stack(op, op_dagger) - 0.5 * (
+            _left_right_super_stack(number, one) + _left_right_super_stack(one, number)
+        )
+        result = result + np.asarray(gamma, dtype=NpDtypeReal)[:, None, None] * dissipator
+    return np.asarray(result, dtype=NpDtype)
+
+
+# -- systems -------------------------------------------------------------------------
+
+
+@host
+class BaseSystem(BaseAPIClass):
+    """Base class of systems of Hilbert-space dimension ``dimension``.
+
+    Parameters
+    ----------
+    dimension: int
+        Hilbert-space dimension d of the system.
+    name: str
+        An optional name for the system.
+    description: str
+        An optional description of the system.
+    """
+
+    def __init__(self, dimension: int, name: Optional[str] = None, description: Optional[str] = None) -> None:
+        assert isinstance(dimension, (int, np.integer)) and not isinstance(dimension, bool), (
+            "'dimension' must be an integer."
+        )
+        assert dimension >= 1, "'dimension' must be positive."
+        self._dimension = int(dimension)
+        super().__init__(name, description)
+
+    def _str_items(self) -> list:
+        return [("dimension", self._dimension)]
+
+    @property
+    def dimension(self) -> int:
+        """Hilbert-space dimension of the system."""
+        return self._dimension
+
+    def liouvillian(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        """The d^2 x d^2 Liouvillian (implemented by subclasses)."""
+        raise NotImplementedError("Class {} has no liouvillian implementation.".format(type(self).__name__))
+
+    def get_propagators(
+        self,
+        dt: float,
+        start_time: float = 0.0,
+        subdiv_limit: Optional[int] = None,
+        epsrel: float = INTEGRATE_EPSREL,
+    ) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
+        """``step -> (prop_1, prop_2)``, the half-step propagators (implemented by subclasses)."""
+        raise NotImplementedError("Class {} has no get_propagators implementation.".format(type(self).__name__))
+
+    def get_propagator_stack(
+        self,
+        dt: float,
+        start_time: float,
+        num_steps: int,
+        subdiv_limit: Optional[int] = None,
+        epsrel: float = INTEGRATE_EPSREL,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Half-step propagators of steps ``0 .. num_steps - 1`` as two (num_steps, d^2, d^2) arrays.
+
+        The base implementation stacks the results of :meth:`get_propagators`; subclasses vectorise.
+        """
+        num_steps = _check_num_steps(num_steps)
+        propagators = self.get_propagators(dt, start_time, subdiv_limit, epsrel)
+        dim = self._dimension**2
+        prop_1 = np.empty((num_steps, dim, dim), dtype=NpDtype)
+        prop_2 = np.empty((num_steps, dim, dim), dtype=NpDtype)
+        for step in range(num_steps):
+            first, second = propagators(step)
+            prop_1[step] = first
+            prop_2[step] = second
+        return prop_1, prop_2
+
+
+@host
+class System(BaseSystem):
+    """A system with a constant Hamiltonian and constant Lindblad dissipation.
+
+    Parameters
+    ----------
+    hamiltonian: ndarray
+        Hermitian (d, d) system Hamiltonian.
+    gammas: list(float)
+        Rates of the Lindblad terms (default: none).
+    lindblad_operators: list(ndarray)
+        (d, d) jump operators A_n of the Lindblad terms, one per rate (default: none).
+    name: str
+        An optional name for the system.
+    description: str
+        An optional description of the system.
+    """
+
+    def __init__(
+        self,
+        hamiltonian: np.ndarray,
+        gammas: Optional[List[float]] = None,
+        lindblad_operators: Optional[List[np.ndarray]] = None,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        self._hamiltonian = _check_hamiltonian(hamiltonian)
+        super().__init__(self._hamiltonian.shape[0], name, description)
+        self._gammas, self._lindblad_operators = _check_lindblad(gammas, lindblad_operators, self._dimension)
+        self._liouvillian = _liouvillian(self._hamiltonian, self._gammas, self._lindblad_operators)
+        self._liouvillian.setflags(write=False)
+
+    def _str_items(self) -> list:
+        return super()._str_items() + [("lindblad terms", len(self._gammas))]
+
+    def liouvillian(self) -> np.ndarray:
+        """The d^2 x d^2 Liouvillian (module docstring), a copy of the cached one."""
+        return self._liouvillian.copy()
+
+    def _half_step_propagator(self, dt: complex) -> np.ndarray:
+        """``expm(L dt/2)`` as a read-only array."""
+        result = np.asarray(scipy.linalg.expm(self._liouvillian * (dt / 2.0)), dtype=NpDtype)
+        result.setflags(write=False)
+        return result
+
+    def get_propagators(
+        self,
+        dt: float,
+        start_time: float = 0.0,
+        subdiv_limit: Optional[int] = None,
+        epsrel: float = INTEGRATE_EPSREL,
+    ) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
+        """``step -> (expm(L dt/2), expm(L dt/2))``; ``start_time``, ``subdiv_limit``, ``epsrel`` are unused."""
+        del start_time, subdiv_limit, epsrel
+        propagator = self._half_step_propagator(dt)
+
+        def propagators(step: int) -> Tuple[np.ndarray, np.ndarray]:
+            return propagator.copy(), propagator.copy()
+
+        return propagators
+
+    def get_unitary_propagators(
+        self,
+        dt: complex,
+        start_time: float = 0.0,
+        subdiv_limit: Optional[int] = None,
+        epsrel: float = INTEGRATE_EPSREL,
+    ) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
+        """``step -> (expm(-iH dt/2), expm(-iH dt/2))`` on the d x d Hilbert space.
+
+        ``dt`` may be complex: ``dt = -1j * dbeta`` gives the imaginary-time step ``expm(-H dbeta/2)``.
+        ``start_time``, ``subdiv_limit`` and ``epsrel`` are unused.
+        """
+        del start_time, subdiv_limit, epsrel
+        dt = check_convert(dt, complex, "dt")
+        propagator = np.asarray(scipy.linalg.expm(-1j * self._hamiltonian * (dt / 2.0)), dtype=NpDtype)
+        propagator.setflags(write=False)
+
+        def propagators(step: int) -> Tuple[np.ndarray, np.ndarray]:
+            return propagator.copy(), propagator.copy()
+
+        return propagators
+
+    def get_propagator_stack(
+        self,
+        dt: float,
+        start_time: float,
+        num_steps: int,
+        subdiv_limit: Optional[int] = None,
+        epsrel: float = INTEGRATE_EPSREL,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Half-step propagators of steps ``0 .. num_steps - 1``: one ``expm``, broadcast to two new arrays."""
+        num_steps = _check_num_steps(num_steps)
+        propagator = self._half_step_propagator(dt)
+        shape = (num_steps,) + propagator.shape
+        return np.broadcast_to(propagator, shape).copy(), np.broadcast_to(propagator, shape).copy()
+
+    @property
+    def hamiltonian(self) -> np.ndarray:
+        """The system Hamiltonian (a copy)."""
+        return self._hamiltonian.copy()
+
+    @property
+    def gammas(self) -> List[float]:
+        """The rates of the Lindblad terms (a new list)."""
+        return list(self._gammas)
+
+    @property
+    def lindblad_operators(self) -> List[np.ndarray]:
+        """The jump operators of the Lindblad terms (copies)."""
+        return [op.copy() for op in self._lindblad_operators]
+
+
+@host
+class TimeDependentSystem(BaseSystem):
+    """A system with a time-dependent Hamiltonian and time-dependent Lindblad dissipation.
+
+    Parameters
+    ----------
+    hamiltonian: callable
+        ``hamiltonian(t)`` is the Hermitian (d, d) Hamiltonian at time t (a float).
+    gammas: list(callable)
+        ``gammas[n](t)`` is the (real) rate of the n-th Lindblad term at time t (default: none).
+    lindblad_operators: list(callable)
+        ``lindblad_operators[n](t)`` is the (d, d) jump operator of the n-th Lindblad term at time t.
+    name: str
+        An optional name for the system.
+    description: str
+        An optional description of the system.
+
+    Notes
+    -----
+    The callables are checked at t = 0.0 only (shape, finiteness, Hermiticity of the Hamiltonian).
+    The properties return vectorised versions: an array of n times gives (n, d, d) or (n,) arrays.
+    """
+
+    def __init__(
+        self,
+        hamiltonian: Callable[[float], np.ndarray],
+        gammas: Optional[List[Callable[[float], float]]] = None,
+        lindblad_operators: Optional[List[Callable[[float], np.ndarray]]] = None,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        initial_hamiltonian = _check_hamiltonian(_evaluate_at_zero(hamiltonian, "hamiltonian"), "hamiltonian(0.0)")
+        super().__init__(initial_hamiltonian.shape[0], name, description)
+        self._hamiltonian_function = _complex_matrix_function(hamiltonian)
+        self._gamma_functions, self._lindblad_functions = _check_td_lindblad(
+            gammas, lindblad_operators, self._dimension
+        )
+        self._hamiltonian = _vectorize_matrix_function(self._hamiltonian_function)
+        self._gammas = [_vectorize_scalar_function(gamma) for gamma in self._gamma_functions]
+        self._lindblad_operators = [_vectorize_matrix_function(op) for op in self._lindblad_functions]
+
+    def _str_items(self) -> list:
+        return super()._str_items() + [("lindblad terms", len(self._gammas))]
+
+    def liouvillian(self, t: float) -> np.ndarray:
+        """The d^2 x d^2 Liouvillian at time ``t`` (module docstring)."""
+        t = check_convert(t, float, "t")
+        return _liouvillian(
+            self._hamiltonian_function(t),
+            [gamma(t) for gamma in self._gamma_functions],
+            [op(t) for op in self._lindblad_functions],
+        )
+
+    def _liouvillian_stack(self, times: np.ndarray) -> np.ndarray:
+        """Liouvillians at the (n,) ``times``, sampled with the vectorised callables: (n, d^2, d^2)."""
+        return _liouvillian_stack(
+            np.asarray(self._hamiltonian(times), dtype=NpDtype),
+            [gamma(times) for gamma in self._gammas],
+            [np.asarray(op(times), dtype=NpDtype) for op in self._lindblad_operators],
+        )
+
+    def _integrated_liouvillian(self, start: float, end: float, subdiv_limit: int, epsrel: float) -> np.ndarray:
+        """The integral of L(t) over [start, end] (``scipy.integrate.quad_vec``)."""
+        value, _ = integrate.quad_vec(self.liouvillian, start, end, epsrel=epsrel, limit=subdiv_limit)
+        return np.asarray(value, dtype=NpDtype)
+
+    def get_propagators(
+        self,
+        dt: float,
+        start_time: float = 0.0,
+        subdiv_limit: Optional[int] = None,
+        epsrel: float = INTEGRATE_EPSREL,
+    ) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
+        """``step -> (prop_1, prop_2)`` for the half steps of step ``step`` (t = start_time + step dt).
+
+        With ``subdiv_limit=None``: ``expm(L(t + dt/4) dt/2)`` and ``expm(L(t + 3dt/4) dt/2)`` (midpoint
+        rule per half step).  Otherwise: ``expm`` of the integrals of L over ``[t, t + dt/2]`` and
+        ``[t + dt/2, t + dt]`` by ``quad_vec`` with ``limit=subdiv_limit`` and ``epsrel``.
+        """
+        dt = check_convert(dt, float, "dt")
+        start_time = check_convert(start_time, float, "start_time")
+
+        def propagators(step: int) -> Tuple[np.ndarray, np.ndarray]:
+            t = start_time + step * dt
+            if subdiv_limit is None:
+                first = self.liouvillian(t + dt / 4.0) * (dt / 2.0)
+                second = self.liouvillian(t + 3.0 * dt / 4.0) * (dt / 2.0)
+            else:
+                first = self._integrated_liouvillian(t, t + dt / 2.0, subdiv_limit, epsrel)
+                second = self._integrated_liouvillian(t + dt / 2.0, t + dt, subdiv_limit, epsrel)
+            return (
+                np.asarray(scipy.linalg.expm(first), dtype=NpDtype),
+                np.asarray(scipy.linalg.expm(second), dtype=NpDtype),
+            )
+
+        return propagators
+
+    def get_propagator_stack(
+        self,
+        dt: float,
+        start_time: float,
+        num_steps: int,
+        subdiv_limit: Optional[int] = None,
+        epsrel: float = INTEGRATE_EPSREL,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Half-step propagators of steps ``0 .. num_steps - 1`` as two (num_steps, d^2, d^2) arrays.
+
+        Same values as :meth:`get_propagators`.  Midpoint mode samples L at all 2 num_steps midpoints
+        at once; the ``quad_vec`` mode integrates step by step (adaptive); both end in one batched ``expm``.
+        """
+        num_steps = _check_num_steps(num_steps)
+        dt = check_convert(dt, float, "dt")
+        start_time = check_convert(start_time, float, "start_time")
+        dim = self._dimension**2
+        if num_steps == 0:
+            return np.zeros((0, dim, dim), dtype=NpDtype), np.zeros((0, dim, dim), dtype=NpDtype)
+        times = start_time + np.arange(num_steps) * dt
+        if subdiv_limit is None:
+            midpoints = np.stack([times + dt / 4.0, times + 3.0 * dt / 4.0], axis=1).reshape(2 * num_steps)
+            exponents = self._liouvillian_stack(midpoints) * (dt / 2.0)
+        else:
+            exponents = np.empty((2 * num_steps, dim, dim), dtype=NpDtype)
+            for step in range(num_steps):
+                t = float(times[step])
+                exponents[2 * step] = self._integrated_liouvillian(t, t + dt / 2.0, subdiv_limit, epsrel)
+                exponents[2 * step + 1] = self._integrated_liouvillian(t + dt / 2.0, t + dt, subdiv_limit, epsrel)
+        props = np.asarray(scipy.linalg.expm(exponents), dtype=NpDtype).reshape(num_steps, 2, dim, dim)
+        return np.ascontiguousarray(props[:, 0]), np.ascontiguousarray(props[:, 1])
+
+    @property
+    def hamiltonian(self) -> Callable:
+        """The vectorised Hamiltonian ``t -> (d, d)`` (an array of n times gives (n, d, d))."""
+        return self._hamiltonian
+
+    @property
+    def gammas(self) -> List[Callable]:
+        """The vectorised rates ``t -> float`` (a new list)."""
+        return list(self._gammas)
+
+    @property
+    def lindblad_operators(self) -> List[Callable]:
+        """The vectorised jump operators ``t -> (d, d)`` (a new list)."""
+        return list(self._lindblad_operators)

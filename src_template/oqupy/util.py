@@ -1,0 +1,192 @@
+"""Validation helpers, tensor utilities and progress reporting."""
+
+import math
+import sys
+import time
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from oqupy import config
+from oqupy._codegen import host, kernel
+
+# -- validation ---------------------------------------------------------------
+
+
+@host
+def check_convert(variable: Any, conv_type: Any, name: Optional[str] = None, msg: Optional[str] = None) -> Any:
+    """Return ``conv_type(variable)``; raise ``TypeError`` naming the argument if that fails."""
+    try:
+        return conv_type(variable)
+    except Exception as err:
+        label = f"Variable '{name}'" if name is not None else "Variable"
+        text = f"{label} must be {getattr(conv_type, '__name__', conv_type)}."
+        if msg is not None:
+            text += " " + msg
+        raise TypeError(text) from err
+
+
+@host
+def check_isinstance(variable: Any, types: Any, name: Optional[str] = None, msg: Optional[str] = None) -> None:
+    """Raise ``TypeError`` unless ``variable`` is an instance of ``types``."""
+    if not isinstance(variable, types):
+        label = f"'{name}'" if name is not None else ""
+        text = f"Variable {label} is not of the type {types}."
+        if msg is not None:
+            text += " " + msg
+        raise TypeError(text)
+
+
+@host
+def check_true(expression: Any, msg: Optional[str] = None) -> None:
+    """Raise ``ValueError`` with ``msg`` unless ``expression`` is truthy."""
+    if not expression:
+        raise ValueError(msg if msg is not None else "Check failed.")
+
+
+# -- tensors -------------------------------------------------------------------
+
+
+@kernel
+def embed_delta(tensor: np.ndarray, index_scrambling: Tuple[int, ...]) -> np.ndarray:
+    """Embed ``tensor`` into a larger tensor with Kronecker deltas on repeated axes.
+
+    Output axis ``k`` carries the index of input axis ``index_scrambling[k]``; entries whose repeated
+    axes carry different indices are zero.  E.g. ``(1, 0, 0, 1)`` on a matrix gives
+    ``out[j, i, i, j] = tensor[i, j]``.  One scatter, no Python loop over elements.
+    """
+    out_shape = tuple(tensor.shape[axis] for axis in index_scrambling)
+    grid = np.indices(tensor.shape)
+    out_index = tuple(grid[axis] for axis in index_scrambling)
+    out = np.zeros(out_shape, dtype=tensor.dtype)
+    out[out_index] = tensor
+    return out
+
+
+def create_delta(tensor: np.ndarray, index_scrambling: Sequence[int]) -> np.ndarray:
+    """OQuPy-compatible wrapper of :func:`embed_delta` (accepts a list of axes)."""
+    return embed_delta(np.asarray(tensor), tuple(int(axis) for axis in index_scrambling))
+
+
+def add_singleton(tensor: np.ndarray, index: int = -1, copy: bool = True) -> np.ndarray:
+    """Return ``tensor`` with a new axis of length one at position ``index``."""
+    result = np.array(tensor, copy=copy)
+    shape = list(result.shape)
+    position = index if index >= 0 else len(shape) + 1 + index
+    shape.insert(position, 1)
+    result.shape = tuple(shape)
+    return result
+
+
+def is_diagonal_matrix(tensor: np.ndarray) -> bool:
+    """True if the square matrix ``tensor`` has only exact zeros off the diagonal."""
+    assert len(tensor.shape) == 2, "Tensor must be a matrix."
+    assert tensor.shape[0] == tensor.shape[1], "Matrix must be square."
+    return bool(np.all(tensor == np.diag(np.diagonal(tensor))))
+
+
+@host
+def increase_list_of_index(a: List[int], shape: Sequence[int], index: int = -1) -> bool:
+    """Advance the multi-index list ``a`` (in place) like an odometer; False when it wraps."""
+    a[index] += 1
+    if a[index] >= shape[index]:
+        if index == -len(shape):
+            return False
+        a[index] = 0
+        return increase_list_of_index(a, shape, index - 1)
+    return True
+
+
+# -- progress ------------------------------------------------------------------
+
+
+@host
+class BaseProgress:
+    """Context manager reporting the progress of a loop of ``max_value`` steps."""
+
+    def __init__(self, max_value: int, title: Optional[str] = None) -> None:
+        self.max_value = max_value
+        self.title = title
+        self.step = 0
+
+    def __enter__(self) -> "BaseProgress":
+        self.enter()
+        return self
+
+    def __exit__(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
+        self.exit()
+
+    def enter(self) -> None:
+        """Start reporting."""
+
+    def exit(self) -> None:
+        """Stop reporting."""
+
+    def update(self, step: Optional[int] = None) -> None:
+        """Record that ``step`` steps (default: one more) are done."""
+        self.step = self.step + 1 if step is None else step
+
+
+@host
+class ProgressSilent(BaseProgress):
+    """Reports nothing."""
+
+
+@host
+class ProgressSimple(BaseProgress):
+    """Prints the title, then the total wall time at the end."""
+
+    def enter(self) -> None:
+        self._start = time.perf_counter()
+        if self.title is not None:
+            print(self.title, file=sys.stderr)
+
+    def exit(self) -> None:
+        print(f"Elapsed time: {time.perf_counter() - self._start:.1f}s", file=sys.stderr)
+
+
+@host
+class ProgressBar(BaseProgress):
+    """A tqdm progress bar."""
+
+    def enter(self) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(total=self.max_value, desc=self.title, leave=True, file=sys.stderr)
+
+    def exit(self) -> None:
+        self._bar.close()
+
+    def update(self, step: Optional[int] = None) -> None:
+        previous = self.step
+        super().update(step)
+        self._bar.update(self.step - previous)
+
+
+PROGRESS_DICT = {"silent": ProgressSilent, "simple": ProgressSimple, "bar": ProgressBar}
+
+
+@host
+def get_progress(progress_type: Optional[str] = None) -> type:
+    """The progress class for ``progress_type`` ('silent', 'simple', 'bar'; default from config)."""
+    if progress_type is None:
+        progress_type = config.PROGRESS_TYPE
+    assert progress_type in PROGRESS_DICT, f"Unknown progress_type='{progress_type}', choose from {list(PROGRESS_DICT)}."
+    return PROGRESS_DICT[progress_type]
+
+
+# -- Markovian reference -----------------------------------------------------------
+
+
+def steady_state(liouvillian: np.ndarray) -> np.ndarray:
+    """Steady state of a Liouvillian (d² x d², row-major vectorisation): the unit-trace ``rho`` with
+    ``L vec(rho) = 0``, from the eigenvector whose eigenvalue is closest to zero.
+
+    The Liouvillian is not Hermitian, so this uses the general ``eig`` (routed to the CPU in ``oqupy_jax``).
+    """
+    values, vectors = np.linalg.eig(liouvillian)
+    vector = vectors[:, np.argmin(np.abs(values))]
+    dim = math.isqrt(liouvillian.shape[0])
+    rho = vector.reshape((dim, dim))
+    rho = rho / np.trace(rho)
+    return (rho + rho.conj().T) / 2
