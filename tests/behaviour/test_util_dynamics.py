@@ -1,0 +1,125 @@
+"""Delta embedding, small utilities, validators and the Dynamics container."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+
+def delta_by_loops(tensor, scrambling):
+    """Reference: the definition of create_delta, element by element."""
+    out_shape = tuple(tensor.shape[a] for a in scrambling)
+    out = np.zeros(out_shape, dtype=tensor.dtype)
+    for index in itertools.product(*(range(n) for n in out_shape)):
+        source = [None] * tensor.ndim
+        consistent = True
+        for k, axis in enumerate(scrambling):
+            if source[axis] is None:
+                source[axis] = index[k]
+            elif source[axis] != index[k]:
+                consistent = False
+        if consistent:
+            out[index] = tensor[tuple(source)]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("shape", "scrambling"),
+    [((3, 4), [1, 0, 0, 1]), ((2, 3, 4), [0, 1, 2, 2]), ((3, 4), [0, 1, 1, 0]), ((3, 4), [1, 1, 0]), ((3, 4), [0, 1, 0])],
+)
+def test_create_delta_matches_definition(oq, shape, scrambling):
+    rng = np.random.default_rng(1)
+    tensor = rng.normal(size=shape) + 1j * rng.normal(size=shape)
+    out = np.asarray(oq.util.create_delta(tensor, scrambling))
+    np.testing.assert_array_equal(out, delta_by_loops(tensor, scrambling))
+
+
+def test_add_singleton_and_diagonal(oq):
+    x = np.arange(6.0).reshape(2, 3)
+    assert oq.util.add_singleton(x, 1).shape == (2, 1, 3)
+    assert oq.util.add_singleton(x).shape == (2, 3, 1)
+    assert oq.util.add_singleton(x, 0).shape == (1, 2, 3)
+    assert oq.util.is_diagonal_matrix(np.diag([1.0, 2.0]))
+    assert not oq.util.is_diagonal_matrix(np.array([[1.0, 1e-300], [0.0, 1.0]]))
+    with pytest.raises(AssertionError):
+        oq.util.is_diagonal_matrix(np.zeros((2, 3)))
+
+
+def test_validators(oq):
+    util = oq.util
+    assert util.check_convert("1.5", float, "dt") == 1.5
+    with pytest.raises(TypeError, match="'dt'"):
+        util.check_convert("x", float, "dt")
+    with pytest.raises(ValueError, match="positive"):
+        util.check_true(False, "dt must be positive")
+    with pytest.raises(TypeError):
+        util.check_isinstance(1, str, "name")
+    index = [0, 0]
+    seen = [tuple(index)]
+    while util.increase_list_of_index(index, [2, 3]):
+        seen.append(tuple(index))
+    assert seen == list(itertools.product(range(2), range(3)))
+
+
+def test_progress_types(oq, capsys):
+    for kind in ["silent", "simple", "bar"]:
+        with oq.util.get_progress(kind)(3, title="run") as progress:
+            for step in range(3):
+                progress.update(step + 1)
+    with pytest.raises(AssertionError):
+        oq.util.get_progress("fancy")
+
+
+def test_steady_state_of_amplitude_damping(oq):
+    """Closed form: decay at rate g and pumping at rate p give populations p/(g+p), g/(g+p)."""
+    op = oq.operators
+    g, p = 0.7, 0.2
+    sm, sp = np.asarray(op.sigma("-")), np.asarray(op.sigma("+"))
+    liouvillian = -1j * np.asarray(op.commutator(0.3 * np.asarray(op.sigma("z"))))
+    for rate, jump in ((g, sm), (p, sp)):
+        liouvillian = liouvillian + rate * (
+            np.asarray(op.left_right_super(jump, jump.conj().T))
+            - 0.5 * np.asarray(op.acommutator(jump.conj().T @ jump))
+        )
+    rho = np.asarray(oq.util.steady_state(liouvillian))
+    np.testing.assert_allclose(rho, np.diag([p / (g + p), g / (g + p)]), atol=1e-12)
+
+
+def test_dynamics_container(oq):
+    dyn = oq.Dynamics(name="run")
+    assert dyn.expectations() == (None, None)
+    up, down = np.asarray(oq.operators.spin_dm("up")), np.asarray(oq.operators.spin_dm("down"))
+    dyn.add(0.2, down)
+    dyn.add(0.0, up)
+    dyn.add(0.1, oq.operators.spin_dm("x+"))
+    np.testing.assert_allclose(np.asarray(dyn.times), [0.0, 0.1, 0.2])
+    assert dyn.states.shape == (3, 2, 2) and np.asarray(dyn.states).dtype == np.complex128
+    times, sz = dyn.expectations(oq.operators.sigma("z"), real=True)
+    np.testing.assert_allclose(np.asarray(sz), [1.0, 0.0, -1.0], atol=1e-15)
+    _, trace = dyn.expectations()
+    np.testing.assert_allclose(np.asarray(trace), [1, 1, 1])
+    assert len(dyn) == 3 and "run" in str(dyn)
+    with pytest.raises(AssertionError):
+        dyn.add(0.3, np.zeros((3, 3)))
+    with pytest.raises(AssertionError):
+        dyn.add("later", up)
+    with pytest.raises(AssertionError):
+        dyn.expectations(np.eye(3))
+    with pytest.raises(AssertionError):
+        oq.Dynamics(times=[0.0], states=[])
+
+
+def test_base_api_names(oq):
+    obj = oq.base_api.BaseAPIClass()
+    assert obj.name == "__unnamed__" and obj.description == "__no_description__"
+    obj.name = "a"
+    del obj.description
+    assert obj.name == "a" and obj.description == "__no_description__"
+    with pytest.raises(AssertionError):
+        obj.name = 3
+
+
+def test_package_facts(oq):
+    assert oq.__version__ and set(oq.__all__) <= set(dir(oq))
+    assert oq.config.NpDtype == np.complex128 and oq.config.NpDtypeReal == np.float64
+    assert oq.config.SUBDIV_LIMIT == 256 and oq.config.INTEGRATE_EPSREL == 2**-26
