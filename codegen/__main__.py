@@ -8,7 +8,9 @@ from codegen.build import build, check
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
-    parser.add_argument("command", choices=["build", "check"], help="generate packages, or verify they are fresh")
+    parser.add_argument(
+        "command", choices=["build", "check"], help="generate packages, or verify they are fresh"
+    )
     args = parser.parse_args(argv)
     return build() if args.command == "build" else check()
 

@@ -43,7 +43,9 @@ class ModuleContext:
         self.fired[rule] = self.fired.get(rule, 0) + 1
 
 
-def backend_test(node: cst.BaseExpression, qname: Callable[[cst.CSTNode], Optional[str]]) -> Optional[tuple[str, bool]]:
+def backend_test(
+    node: cst.BaseExpression, qname: Callable[[cst.CSTNode], Optional[str]]
+) -> Optional[tuple[str, bool]]:
     """For ``BACKEND == "x"`` / ``BACKEND != "x"`` return (x, is_equality); otherwise None."""
     if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
         return None
@@ -155,7 +157,9 @@ class ArrayScopes:
     def classify_operand(self, expr: cst.BaseExpression) -> bool:
         return bool(self.classify(expr))
 
-    def bind(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], annotated: bool = False) -> None:
+    def bind(
+        self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], annotated: bool = False
+    ) -> None:
         scope = self.stack[-1]
         if isinstance(target, cst.Name):
             status = self.classify(value) if value is not None else None
@@ -166,7 +170,9 @@ class ArrayScopes:
             else:
                 scope[target.value] = status
         elif isinstance(target, (cst.Tuple, cst.List)):
-            fresh = value is not None and (self.owner.qname(getattr(value, "func", value)) or "").startswith("numpy.")
+            fresh = value is not None and (self.owner.qname(getattr(value, "func", value)) or "").startswith(
+                "numpy."
+            )
             for element in target.elements:
                 if isinstance(element.value, cst.Name):
                     if fresh:
@@ -203,7 +209,9 @@ class TemplateVisitor(QualifiedNames, cst.CSTVisitor):
 
     def report(self, node: cst.CSTNode, message: str, idiom: str = "") -> None:
         start = self.get_metadata(PositionProvider, node).start
-        self.ctx.diagnostics.append(Diagnostic(self.ctx.path, start.line, start.column + 1, self.RULE, message, idiom))
+        self.ctx.diagnostics.append(
+            Diagnostic(self.ctx.path, start.line, start.column + 1, self.RULE, message, idiom)
+        )
 
     # -- backend blocks: visit only what this backend keeps ---------------------------------------
     def visit_If(self, node: cst.If) -> Optional[bool]:
@@ -245,7 +253,9 @@ class TemplateVisitor(QualifiedNames, cst.CSTVisitor):
             self.arrays.bind(target.target, original_node.value)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
-        self.arrays.bind(original_node.target, original_node.value, self.is_array_annotation(original_node.annotation))
+        self.arrays.bind(
+            original_node.target, original_node.value, self.is_array_annotation(original_node.annotation)
+        )
 
     def visit_For(self, node: cst.For) -> Optional[bool]:
         self.arrays.bind(node.target, None)
@@ -278,7 +288,9 @@ class TemplateTransformer(QualifiedNames, cst.CSTTransformer):
         self.arrays.enter_function(node)
         return None
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.BaseStatement:
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.BaseStatement:
         self.host_depth -= self.has_marker(original_node, HOST_MARKER)
         self.kernel_depth -= self.has_marker(original_node, KERNEL_MARKER)
         self.arrays.exit_function()
@@ -298,7 +310,9 @@ class TemplateTransformer(QualifiedNames, cst.CSTTransformer):
         return updated_node
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
-        self.arrays.bind(original_node.target, original_node.value, self.is_array_annotation(original_node.annotation))
+        self.arrays.bind(
+            original_node.target, original_node.value, self.is_array_annotation(original_node.annotation)
+        )
         return updated_node
 
     def visit_For(self, node: cst.For) -> Optional[bool]:
@@ -326,4 +340,3 @@ def is_pure(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Attribute):
         return is_pure(expr.value)
     return False
-

@@ -73,7 +73,9 @@ def split_banner(content: str) -> tuple[str | None, str]:
 
 def template_modules(repo: Path) -> list[Path]:
     root = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE
-    return sorted(p for p in root.rglob("*.py") if p.name not in NOT_TRANSLATED and "__pycache__" not in p.parts)
+    return sorted(
+        p for p in root.rglob("*.py") if p.name not in NOT_TRANSLATED and "__pycache__" not in p.parts
+    )
 
 
 def _render(name: str, **values) -> str:
@@ -84,7 +86,9 @@ def _package_files(backend: str | None, package: str, tree: Tree, init_target: s
     """Rendered metadata: ``__init__.py`` (and, for generated packages, pyproject and README)."""
     exports = [(m, names) for m, names in metadata.EXPORTS]
     all_names = sorted({name for _, names in exports for name in names} | set(metadata.SUBMODULES))
-    title = {"numpy": "NumPy/SciPy package", "jax": "JAX package", None: "Backend-neutral template package"}[backend]
+    title = {"numpy": "NumPy/SciPy package", "jax": "JAX package", None: "Backend-neutral template package"}[
+        backend
+    ]
     init = _render(
         "__init__.py.j2",
         backend=backend,
@@ -109,9 +113,12 @@ def _package_files(backend: str | None, package: str, tree: Tree, init_target: s
         dependencies=metadata.DEPENDENCIES[backend],
         test_dependencies=metadata.TEST_DEPENDENCIES,
     )
+    tree.files[f"{GENERATED}/{package}/src/{package}/py.typed"] = ""  # PEP 561 marker (must stay empty)
     for name, suffix in (("pyproject.toml", ".toml"), ("README.md", ".md")):
         body = _render(f"{name}.j2", **values)
-        tree.files[f"{GENERATED}/{package}/{name}"] = with_banner(body, f"codegen/templates/{name}.j2", suffix)
+        tree.files[f"{GENERATED}/{package}/{name}"] = with_banner(
+            body, f"codegen/templates/{name}.j2", suffix
+        )
 
 
 def build_tree(repo: Path = REPO) -> Tree:
@@ -155,7 +162,11 @@ def existing_files(repo: Path = REPO) -> dict[str, str]:
     if root.exists():
         for path in sorted(root.rglob("*")):
             parts = set(path.relative_to(root).parts)
-            if path.is_file() and not parts & IGNORED_PARTS and not any(p.endswith(".egg-info") for p in parts):
+            if (
+                path.is_file()
+                and not parts & IGNORED_PARTS
+                and not any(p.endswith(".egg-info") for p in parts)
+            ):
                 found[path.relative_to(repo).as_posix()] = path.read_text()
     init = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / "__init__.py"
     if init.exists():
@@ -183,7 +194,10 @@ def compare(tree: Tree, repo: Path = REPO) -> list[str]:
             reason = "is stale (the template or codegen changed)"
         diff = "".join(
             difflib.unified_diff(
-                actual.splitlines(True), expected.splitlines(True), f"{path} (on disk)", f"{path} (fresh build)"
+                actual.splitlines(True),
+                expected.splitlines(True),
+                f"{path} (on disk)",
+                f"{path} (fresh build)",
             )
         )
         problems.append(f"{path}: {reason}\n{diff}")
@@ -208,7 +222,10 @@ def import_check(root: Path) -> list[str]:
     """Import every module of each package in ``root`` in a fresh interpreter."""
     failures = []
     for backend, package in metadata.PACKAGES.items():
-        if backend == "jax" and subprocess.run([sys.executable, "-c", "import jax"], capture_output=True).returncode:
+        if (
+            backend == "jax"
+            and subprocess.run([sys.executable, "-c", "import jax"], capture_output=True).returncode
+        ):
             print("codegen: jax is not installed here; import check of oqupy_jax skipped", file=sys.stderr)
             continue
         env = dict(os.environ, PYTHONPATH=str(root / GENERATED / package / "src"))

@@ -8,7 +8,17 @@ CONFIG = Path(__file__).with_name("ruff.toml")
 
 
 def _ruff(args: list[str], source: str, filename: str) -> str:
-    command = [sys.executable, "-m", "ruff", *args, "--config", str(CONFIG), "--stdin-filename", filename, "-"]
+    command = [
+        sys.executable,
+        "-m",
+        "ruff",
+        *args,
+        "--config",
+        str(CONFIG),
+        "--stdin-filename",
+        filename,
+        "-",
+    ]
     result = subprocess.run(command, input=source, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"ruff {' '.join(args)} failed on {filename}:\n{result.stderr}")

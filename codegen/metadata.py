@@ -17,9 +17,23 @@ DEPENDENCIES = {"numpy": _COMMON, "jax": ["jax>=0.4.36", "jaxlib>=0.4.36", *_COM
 TEST_DEPENDENCIES = ["pytest>=8"]
 
 #: submodules imported by ``__init__`` (so ``pkg.operators`` works after ``import pkg``)
-SUBMODULES = ["operators", "util", "config", "base_api", "dynamics"]
+SUBMODULES = [
+    "operators",
+    "util",
+    "config",
+    "base_api",
+    "dynamics",
+    "bath_correlations",
+    "bath",
+    "system",
+    "tempo",
+]
 
 #: (module, names) exported at top level, in OQuPy 0.5's ``__all__`` order where it has them
 EXPORTS = [
+    ("bath", ["Bath"]),
+    ("bath_correlations", ["CustomCorrelations", "CustomSD", "PowerLawSD"]),
     ("dynamics", ["Dynamics"]),
+    ("system", ["System", "TimeDependentSystem"]),
+    ("tempo", ["Tempo", "TempoParameters", "guess_tempo_parameters", "tempo_compute"]),
 ]

@@ -44,7 +44,9 @@ ARRAY_CREATORS = frozenset(
 )
 
 #: Calls and attributes whose result may share memory with their first argument / base.
-VIEW_CALLS = frozenset(f"numpy.{name}" for name in "asarray reshape transpose swapaxes moveaxis diagonal ravel squeeze".split())
+VIEW_CALLS = frozenset(
+    f"numpy.{name}" for name in "asarray reshape transpose swapaxes moveaxis diagonal ravel squeeze".split()
+)
 VIEW_METHODS = frozenset("reshape transpose swapaxes view ravel squeeze diagonal".split())
 VIEW_ATTRIBUTES = frozenset("T real imag flat mT".split())
 
@@ -55,7 +57,9 @@ INPLACE_METHODS = frozenset("fill sort resize itemset put setflags partition byt
 INPLACE_FUNCTIONS = frozenset(f"numpy.{name}" for name in "copyto put place putmask fill_diagonal".split())
 
 #: Functions whose output shape depends on the data (refused inside kernels).
-DATA_DEPENDENT = frozenset(f"numpy.{name}" for name in "unique nonzero flatnonzero argwhere extract compress".split())
+DATA_DEPENDENT = frozenset(
+    f"numpy.{name}" for name in "unique nonzero flatnonzero argwhere extract compress".split()
+)
 
 #: Calls producing boolean arrays (a subscript by such a name is a mask).
 BOOLEAN_CALLS = frozenset(

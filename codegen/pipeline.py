@@ -28,7 +28,11 @@ class _DropMarkers(cst.CSTTransformer):
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
         targets = original_node.targets
-        if len(targets) == 1 and isinstance(targets[0].target, cst.Name) and targets[0].target.value == "__backends__":
+        if (
+            len(targets) == 1
+            and isinstance(targets[0].target, cst.Name)
+            and targets[0].target.value == "__backends__"
+        ):
             return cst.RemovalSentinel.REMOVE
         return updated_node
 

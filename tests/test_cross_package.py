@@ -43,13 +43,20 @@ SLICE = [
     ("preparation", lambda p: p.operators.preparation(p.operators.spin_dm("y+"))),
     ("delta", lambda p: p.util.create_delta(np.arange(24.0).reshape(2, 3, 4) + 1j, [0, 1, 2, 2])),
     ("singleton", lambda p: p.util.add_singleton(np.arange(6.0).reshape(2, 3), 1)),
-    ("steady", lambda p: p.util.steady_state(
-        -1j * p.operators.commutator(p.operators.sigma("x"))
-        + p.operators.left_right_super(p.operators.sigma("-"), p.operators.sigma("+"))
-        - 0.5 * p.operators.acommutator(p.operators.sigma("+") @ p.operators.sigma("-"))
-    )),
-    ("dynamics", lambda p: p.Dynamics([0.0, 0.1], [p.operators.spin_dm("up"), p.operators.spin_dm("x+")])
-     .expectations(p.operators.sigma("x"))[1]),
+    (
+        "steady",
+        lambda p: p.util.steady_state(
+            -1j * p.operators.commutator(p.operators.sigma("x"))
+            + p.operators.left_right_super(p.operators.sigma("-"), p.operators.sigma("+"))
+            - 0.5 * p.operators.acommutator(p.operators.sigma("+") @ p.operators.sigma("-"))
+        ),
+    ),
+    (
+        "dynamics",
+        lambda p: p.Dynamics([0.0, 0.1], [p.operators.spin_dm("up"), p.operators.spin_dm("x+")]).expectations(
+            p.operators.sigma("x")
+        )[1],
+    ),
 ]
 
 
@@ -63,6 +70,10 @@ def test_packages_agree(name, scenario):
 #: Example arguments for every jitted kernel of oqupy_jax (a new kernel without an entry fails the test below).
 KERNEL_ARGUMENTS = {
     "oqupy_jax.util.embed_delta": lambda: ((np.ones((2, 3)),), {"index_scrambling": (1, 0, 0, 1)}),
+    "oqupy_jax._mps.zip_site": lambda: ((np.ones((2, 3, 4)), np.ones((3, 4, 5)), np.ones((4, 4))), {}),
+    "oqupy_jax._mps.close_line": lambda: ((np.ones((2, 3, 3)), np.ones((3, 4)), np.ones((3, 4)), np.ones(4)), {}),
+    "oqupy_jax._mps.new_sites": lambda: ((np.ones((2, 4)), np.ones((3, 4)), np.ones((4, 4))), {}),
+    "oqupy_jax._mps.sum_path": lambda: ((np.ones((1, 4, 3)), np.ones((3, 4, 2))), {}),
 }
 
 
@@ -73,7 +84,11 @@ def jitted_kernels():
     for info in pkgutil.walk_packages(ojax.__path__, "oqupy_jax."):
         module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
-            if hasattr(obj, "lower") and hasattr(obj, "trace") and getattr(obj, "__module__", "") == info.name:
+            if (
+                hasattr(obj, "lower")
+                and hasattr(obj, "trace")
+                and getattr(obj, "__module__", "") == info.name
+            ):
                 found[f"{info.name}.{name}"] = obj
     return found
 
@@ -93,6 +108,10 @@ def test_kernel_traces_under_jit(qualified):
     compiled = kernel.lower(*args, **kwargs).compile()
     assert compiled is not None
     module_name, _, function = qualified.rpartition(".")
-    numpy_version = getattr(importlib.import_module(module_name.replace("oqupy_jax", "oqupy_numpy")), function)
+    numpy_version = getattr(
+        importlib.import_module(module_name.replace("oqupy_jax", "oqupy_numpy")), function
+    )
     assert not hasattr(numpy_version, "lower") and inspect.isfunction(numpy_version)
-    np.testing.assert_allclose(np.asarray(kernel(*args, **kwargs)), numpy_version(*args, **kwargs), atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(kernel(*args, **kwargs)), numpy_version(*args, **kwargs), atol=1e-12
+    )

@@ -17,9 +17,13 @@ class _Checker(TemplateVisitor):
         test = backend_test(node.test, self.qname)
         if test is not None:
             if test[0] not in BACKENDS:
-                self.report(node.test, f"unknown backend {test[0]!r}", f"compare BACKEND with one of {BACKENDS}")
+                self.report(
+                    node.test, f"unknown backend {test[0]!r}", f"compare BACKEND with one of {BACKENDS}"
+                )
             if isinstance(node.orelse, cst.If):
-                self.report(node.orelse, "elif after a backend test", "use `if BACKEND == ...: ... else: ...`")
+                self.report(
+                    node.orelse, "elif after a backend test", "use `if BACKEND == ...: ... else: ...`"
+                )
         return super().visit_If(node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
@@ -27,7 +31,9 @@ class _Checker(TemplateVisitor):
 
     def visit_Comparison(self, node: cst.Comparison) -> Optional[bool]:
         if backend_test(node, self.qname) is not None:
-            self.report(node, "backend test outside an `if` statement", "branch with `if BACKEND == ...:` blocks")
+            self.report(
+                node, "backend test outside an `if` statement", "branch with `if BACKEND == ...:` blocks"
+            )
             return False
         return None
 
@@ -53,7 +59,9 @@ class _Cut(TemplateTransformer):
             return cst.RemovalSentinel.REMOVE
         body = list(branch.body)
         if body and updated_node.leading_lines:
-            body[0] = body[0].with_changes(leading_lines=[*updated_node.leading_lines, *body[0].leading_lines])
+            body[0] = body[0].with_changes(
+                leading_lines=[*updated_node.leading_lines, *body[0].leading_lines]
+            )
         return cst.FlattenSentinel(body)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
@@ -87,10 +95,14 @@ class BackendBlocks(Rule):
         ),
     )
     INVALID = (
-        Invalid('from oqupy._codegen import BACKEND\nif BACKEND == "torch":\n    pass\n', "unknown backend 'torch'"),
+        Invalid(
+            'from oqupy._codegen import BACKEND\nif BACKEND == "torch":\n    pass\n',
+            "unknown backend 'torch'",
+        ),
         Invalid("from oqupy._codegen import BACKEND\nprint(BACKEND)\n", "BACKEND used as a value"),
         Invalid(
-            'from oqupy._codegen import BACKEND\nx = 1 if BACKEND == "jax" else 2\n', "backend test outside an `if`"
+            'from oqupy._codegen import BACKEND\nx = 1 if BACKEND == "jax" else 2\n',
+            "backend test outside an `if`",
         ),
     )
     Checker = _Checker

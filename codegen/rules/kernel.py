@@ -48,16 +48,22 @@ class _KernelInfo:
         for param in _params(node):
             if param.annotation is None:
                 continue
-            expr = param.annotation.annotation
-            if isinstance(expr, cst.Subscript):
-                if self.qname(expr.value) == "typing.Optional":
-                    expr = expr.slice[0].slice.value
-                    expr = expr.value if isinstance(expr, cst.Subscript) else expr
-                else:
-                    expr = expr.value
-            if self.qname(expr) in STATIC_TYPES:
+            if self.is_static(param.annotation.annotation):
                 static.append(param.name.value)
         return static
+
+    def is_static(self, expr: cst.BaseExpression) -> bool:
+        """int/bool/str/Callable, and Optional/Tuple of static types (``Tuple[np.ndarray, ...]`` is not)."""
+        if isinstance(expr, cst.Ellipsis):
+            return True
+        if not isinstance(expr, cst.Subscript):
+            return self.qname(expr) in STATIC_TYPES
+        outer = self.qname(expr.value)
+        if outer in ("typing.Callable", "collections.abc.Callable"):
+            return True
+        if outer in ("typing.Optional", "typing.Tuple", "builtins.tuple"):
+            return all(isinstance(e.slice, cst.Index) and self.is_static(e.slice.value) for e in expr.slice)
+        return False
 
 
 class _Checker(_KernelInfo, TemplateVisitor):
@@ -67,11 +73,15 @@ class _Checker(_KernelInfo, TemplateVisitor):
         decorator = self.kernel_decorator(node)
         if decorator is not None:
             if self.function_depth > 0 or self.get_metadata_parent_class(node):
-                self.report(decorator, "@kernel on a nested function or method", "make it a module-level function")
+                self.report(
+                    decorator, "@kernel on a nested function or method", "make it a module-level function"
+                )
             params = _params(node)
             for param in params:
                 if param.annotation is None:
-                    self.report(param, f"kernel parameter `{param.name.value}` has no annotation", "annotate it")
+                    self.report(
+                        param, f"kernel parameter `{param.name.value}` has no annotation", "annotate it"
+                    )
             for name in _donated(decorator):
                 if name not in {p.name.value for p in params}:
                     self.report(decorator, f"donated `{name}` is not a parameter", "name an array parameter")
@@ -154,7 +164,11 @@ class KernelJit(Rule):
             "nested function or method",
             backend="numpy",
         ),
-        Invalid("from oqupy._codegen import kernel\n\n\n@kernel\ndef f(x):\n    return x\n", "no annotation", "numpy"),
+        Invalid(
+            "from oqupy._codegen import kernel\n\n\n@kernel\ndef f(x):\n    return x\n",
+            "no annotation",
+            "numpy",
+        ),
     )
     Checker = _Checker
     Transformer = _Jit

@@ -58,8 +58,12 @@ class ArgumentWrite(Rule):
 
     NAME = "argument-write"
     INVALID = (
-        Invalid("import numpy as np\n\n\ndef f(x: np.ndarray):\n    x[0] = 1.0\n    return x\n", "argument `x`"),
-        Invalid("import numpy as np\n\n\ndef f(x: np.ndarray):\n    x += 1.0\n    return x\n", "argument `x`"),
+        Invalid(
+            "import numpy as np\n\n\ndef f(x: np.ndarray):\n    x[0] = 1.0\n    return x\n", "argument `x`"
+        ),
+        Invalid(
+            "import numpy as np\n\n\ndef f(x: np.ndarray):\n    x += 1.0\n    return x\n", "argument `x`"
+        ),
     )
     Checker = _ArgumentWrite
 
@@ -106,7 +110,8 @@ class ViewWrite(Rule):
             "write through `b`",
         ),
         Invalid(
-            "import numpy as np\n\n\ndef f():\n    a = np.zeros(2)\n    a.real[0] = 1.0\n    return a\n", "view `.real`"
+            "import numpy as np\n\n\ndef f():\n    a = np.zeros(2)\n    a.real[0] = 1.0\n    return a\n",
+            "view `.real`",
         ),
     )
     Checker = _ViewWrite
@@ -125,11 +130,19 @@ class _ChainedWrite(_JaxChecker):
         for target in targets:
             if self._chained(target) and self.arrays.base_status(target):
                 self.report(target, "chained subscript write", "use one subscript: `a[i, j] = v`")
-            elif isinstance(node, cst.Del) and isinstance(target, cst.Subscript) and self.arrays.base_status(target):
-                self.report(target, "`del` on an array element", "build a new array (`np.delete` or indexing)")
+            elif (
+                isinstance(node, cst.Del)
+                and isinstance(target, cst.Subscript)
+                and self.arrays.base_status(target)
+            ):
+                self.report(
+                    target, "`del` on an array element", "build a new array (`np.delete` or indexing)"
+                )
         if isinstance(node, cst.Assign) and len(targets) > 1:
             if any(isinstance(t, cst.Subscript) and self.arrays.base_status(t) for t in targets):
-                self.report(node, "chained assignment into an array", "assign each target in its own statement")
+                self.report(
+                    node, "chained assignment into an array", "assign each target in its own statement"
+                )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check(node)
@@ -146,8 +159,13 @@ class ChainedWrite(Rule):
 
     NAME = "chained-write"
     INVALID = (
-        Invalid("import numpy as np\n\n\ndef f():\n    a = np.zeros((2, 2))\n    a[0][1] = 1.0\n    return a\n", "chained"),
-        Invalid("import numpy as np\n\n\ndef f():\n    a = np.zeros(2)\n    del a[0]\n    return a\n", "`del`"),
+        Invalid(
+            "import numpy as np\n\n\ndef f():\n    a = np.zeros((2, 2))\n    a[0][1] = 1.0\n    return a\n",
+            "chained",
+        ),
+        Invalid(
+            "import numpy as np\n\n\ndef f():\n    a = np.zeros(2)\n    del a[0]\n    return a\n", "`del`"
+        ),
     )
     Checker = _ChainedWrite
 
@@ -165,7 +183,8 @@ def _basic_index(checker: TemplateVisitor, element: cst.SubscriptElement) -> boo
         return checker.arrays.status(expr.value) is None
     if isinstance(expr, cst.BinaryOperation):
         return all(
-            isinstance(side, (cst.Integer, cst.Name)) and not (isinstance(side, cst.Name) and checker.arrays.status(side.value))
+            isinstance(side, (cst.Integer, cst.Name))
+            and not (isinstance(side, cst.Name) and checker.arrays.status(side.value))
             for side in (expr.left, expr.right)
         )
     return False
@@ -181,6 +200,7 @@ class _IndexChecker(_JaxChecker):
         if self.arrays.status(target.value.value) != FRESH:
             return
         from codegen.analysis import is_simple_index
+
         if not all(is_simple_index(element) for element in target.slice):
             self.report(
                 target,
@@ -205,7 +225,10 @@ class FancyAugmented(Rule):
             "    return a\n",
             "array index",
         ),
-        Invalid("import numpy as np\n\n\ndef f(g):\n    a = np.zeros(3)\n    a[g(1)] //= 2\n    return a\n", "twice"),
+        Invalid(
+            "import numpy as np\n\n\ndef f(g):\n    a = np.zeros(3)\n    a[g(1)] //= 2\n    return a\n",
+            "twice",
+        ),
     )
     Checker = _IndexChecker
 
@@ -218,7 +241,9 @@ class _InplaceMethod(_JaxChecker):
             return
         func = node.func
         if self.qname(func) in names.INPLACE_FUNCTIONS:
-            self.report(node, f"`{self.qname(func)}` writes into its argument", "build the result as a new array")
+            self.report(
+                node, f"`{self.qname(func)}` writes into its argument", "build the result as a new array"
+            )
         elif isinstance(func, cst.Attribute) and func.attr.value in names.INPLACE_METHODS:
             if self.arrays.base_status(func.value):
                 self.report(
@@ -233,7 +258,10 @@ class InplaceMethod(Rule):
 
     NAME = "inplace-method"
     INVALID = (
-        Invalid("import numpy as np\n\n\ndef f():\n    a = np.zeros(3)\n    a.fill(2.0)\n    return a\n", "`.fill()`"),
+        Invalid(
+            "import numpy as np\n\n\ndef f():\n    a = np.zeros(3)\n    a.fill(2.0)\n    return a\n",
+            "`.fill()`",
+        ),
         Invalid(
             "import numpy as np\n\n\ndef f(b: np.ndarray):\n    a = np.zeros(3)\n    np.copyto(a, b)\n    return a\n",
             "numpy.copyto",
@@ -250,7 +278,9 @@ class _OutArgument(_JaxChecker):
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "out":
-                self.report(arg, "`out=` writes into an existing array", "assign the result: `y = np.add(a, b)`")
+                self.report(
+                    arg, "`out=` writes into an existing array", "assign the result: `y = np.add(a, b)`"
+                )
 
 
 class OutArgument(Rule):

@@ -34,13 +34,19 @@ class _Reshape(TemplateTransformer):
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
         target = _shape_target(original_node)
-        local = target is not None and isinstance(target.value, cst.Name) and self.arrays.status(target.value.value) == FRESH
+        local = (
+            target is not None
+            and isinstance(target.value, cst.Name)
+            and self.arrays.status(target.value.value) == FRESH
+        )
         result = super().leave_Assign(original_node, updated_node)
         if not local:
             return result
         self.fire()
         name = target.value
-        reshape = cst.Call(func=cst.Attribute(value=name, attr=cst.Name("reshape")), args=[cst.Arg(updated_node.value)])
+        reshape = cst.Call(
+            func=cst.Attribute(value=name, attr=cst.Name("reshape")), args=[cst.Arg(updated_node.value)]
+        )
         return cst.Assign(targets=[cst.AssignTarget(target=name)], value=reshape)
 
 
@@ -56,7 +62,10 @@ class ShapeAssign(Rule):
         ),
     )
     INVALID = (
-        Invalid("import numpy as np\n\n\ndef f(x: np.ndarray):\n    x.shape = (2, 2)\n    return x\n", "`.shape =`"),
+        Invalid(
+            "import numpy as np\n\n\ndef f(x: np.ndarray):\n    x.shape = (2, 2)\n    return x\n",
+            "`.shape =`",
+        ),
         Invalid("class A:\n    def f(self):\n        self.x.shape = (2, 2)\n", "`.shape =`", backend="numpy"),
     )
     Checker = _Checker

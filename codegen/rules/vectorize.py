@@ -75,11 +75,17 @@ class _Checker(_Annotations, TemplateVisitor):
         if self.qname(node.func) != VECTORIZE:
             return
         if any(arg.keyword is not None and arg.keyword.value == "signature" for arg in node.args):
-            self.report(node, "hand-written vectorize signature", "annotate the callable; codegen writes `signature=`")
+            self.report(
+                node, "hand-written vectorize signature", "annotate the callable; codegen writes `signature=`"
+            )
             return
         signature, reason = self.signature_of(node)
         if signature is None:
-            self.report(node, f"cannot derive a vectorize signature: {reason}", "annotate `f: Callable[[float], Matrix]`")
+            self.report(
+                node,
+                f"cannot derive a vectorize signature: {reason}",
+                "annotate `f: Callable[[float], Matrix]`",
+            )
 
 
 class _AddSignature(_Annotations, TemplateTransformer):
@@ -145,7 +151,9 @@ class VectorizeSignature(Rule):
         ),
     )
     INVALID = (
-        Invalid("import numpy as np\n\n\ndef f(h):\n    return np.vectorize(h)\n", "no `Callable[[...], ...]`"),
+        Invalid(
+            "import numpy as np\n\n\ndef f(h):\n    return np.vectorize(h)\n", "no `Callable[[...], ...]`"
+        ),
         Invalid(
             'import numpy as np\n\n\ndef f(h):\n    return np.vectorize(h, signature="()->()")\n',
             "hand-written",

@@ -105,7 +105,9 @@ class Bath(BaseAPIClass):
         values = np.real(eigenvalues).astype(np.float64)
         self._coupling_comm = (values[:, None] - values[None, :]).reshape(-1).astype(NpDtype)
         self._coupling_acomm = (values[:, None] + values[None, :]).reshape(-1).astype(NpDtype)
-        self._north_map, self._north_representatives = _row_degeneracy((self._coupling_comm, self._coupling_acomm))
+        self._north_map, self._north_representatives = _row_degeneracy(
+            (self._coupling_comm, self._coupling_acomm)
+        )
         self._west_map, self._west_representatives = _row_degeneracy((self._coupling_comm,))
         self._correlations = copy(correlations)
         super().__init__(name, description)

@@ -57,6 +57,7 @@ Everything here runs on the host with NumPy/SciPy in every generated package (``
 """
 
 import math
+from functools import partial
 from typing import Any, Callable, Dict, Hashable, Optional, Tuple, Union
 
 import numpy as np
@@ -67,7 +68,7 @@ from oqupy.base_api import BaseAPIClass
 from oqupy.config import INTEGRATE_EPSREL, SUBDIV_LIMIT, NpDtype, NpDtypeReal
 from oqupy.util import check_convert, check_true
 
-ArrayLike = Union[float, np.ndarray]
+ArrayLike = Any  # a float or an array of floats (results follow the input: scalar in, scalar out)
 
 _CACHE_MAX_ENTRIES = 2**16
 """The per-instance cache is cleared when it grows beyond this many values."""
@@ -113,7 +114,10 @@ def _check_integration_args(epsrel: Any, subdiv_limit: Any) -> Tuple[float, int]
 def _check_grid_args(dt: Any, dkmax: Any) -> Tuple[float, int]:
     """Convert ``dt`` (float > 0) and ``dkmax`` (integer >= 0)."""
     tmp_dt = check_convert(dt, float, "dt")
-    check_true(tmp_dt > 0.0 and math.isfinite(tmp_dt), f"Argument 'dt' must be positive and finite (but is {tmp_dt}).")
+    check_true(
+        tmp_dt > 0.0 and math.isfinite(tmp_dt),
+        f"Argument 'dt' must be positive and finite (but is {tmp_dt}).",
+    )
     tmp_dkmax = check_convert(dkmax, int, "dkmax")
     check_true(float(dkmax) == float(tmp_dkmax), f"Argument 'dkmax' must be an integer (but is {dkmax}).")
     check_true(tmp_dkmax >= 0, f"Argument 'dkmax' must be non-negative (but is {tmp_dkmax}).")
@@ -154,7 +158,10 @@ class BaseCorrelations(BaseAPIClass):
     # -- abstract API ----------------------------------------------------------
 
     def correlation(
-        self, tau: ArrayLike, epsrel: Optional[float] = INTEGRATE_EPSREL, subdiv_limit: Optional[int] = SUBDIV_LIMIT
+        self,
+        tau: ArrayLike,
+        epsrel: Optional[float] = INTEGRATE_EPSREL,
+        subdiv_limit: Optional[int] = SUBDIV_LIMIT,
     ) -> ArrayLike:
         r"""Auto-correlation function :math:`C(\tau) = \langle F(t) F(t-\tau) \rangle`.
 
@@ -250,11 +257,21 @@ class BaseCorrelations(BaseAPIClass):
         kwargs = self._matsubara_kwargs(matsubara)
         eta = np.empty(tmp_dkmax + 1, dtype=NpDtype)
         eta[0] = self.correlation_2d_integral(
-            delta=tmp_dt, time_1=0.0, shape="upper-triangle", epsrel=epsrel, subdiv_limit=subdiv_limit, **kwargs
+            delta=tmp_dt,
+            time_1=0.0,
+            shape="upper-triangle",
+            epsrel=epsrel,
+            subdiv_limit=subdiv_limit,
+            **kwargs,
         )
         for k in range(1, tmp_dkmax + 1):
             eta[k] = self.correlation_2d_integral(
-                delta=tmp_dt, time_1=float(k) * tmp_dt, shape="square", epsrel=epsrel, subdiv_limit=subdiv_limit, **kwargs
+                delta=tmp_dt,
+                time_1=float(k) * tmp_dt,
+                shape="square",
+                epsrel=epsrel,
+                subdiv_limit=subdiv_limit,
+                **kwargs,
             )
         return eta
 
@@ -418,7 +435,16 @@ class CustomCorrelations(BaseCorrelations):
             assert shape == "rectangle", "Argument 'time_2' can only be used with shape='rectangle'."
             tmp_time_2 = check_convert(time_2, float, "time_2")
         tmp_epsrel, tmp_limit = _check_integration_args(epsrel, subdiv_limit)
-        key = ("2d", self.correlation_function, tmp_delta, tmp_time_1, tmp_time_2, shape, tmp_epsrel, tmp_limit)
+        key = (
+            "2d",
+            self.correlation_function,
+            tmp_delta,
+            tmp_time_1,
+            tmp_time_2,
+            shape,
+            tmp_epsrel,
+            tmp_limit,
+        )
         return self._cached(
             key, lambda: self._integrate_2d(tmp_delta, tmp_time_1, tmp_time_2, shape, tmp_epsrel, tmp_limit)
         )
@@ -513,7 +539,7 @@ class CustomSD(BaseCorrelations):
         j_function: Callable[[float], float],
         cutoff: float,
         cutoff_type: Optional[str] = "exponential",
-        temperature: Optional[float] = 0.0,
+        temperature: float = 0.0,
         name: Optional[str] = None,
         description: Optional[str] = None,
     ) -> None:
@@ -523,7 +549,9 @@ class CustomSD(BaseCorrelations):
             probe = float(tmp_j_function(1.0))
         except Exception as err:
             raise AssertionError("Spectral density must be vectorizable and must return float.") from err
-        assert math.isfinite(probe), f"Spectral density must return finite floats (j_function(1.0) = {probe})."
+        assert math.isfinite(probe), (
+            f"Spectral density must return finite floats (j_function(1.0) = {probe})."
+        )
         self.j_function = tmp_j_function
 
         try:
@@ -533,7 +561,9 @@ class CustomSD(BaseCorrelations):
         assert tmp_cutoff > 0.0, f"Cutoff must be positive (but is {tmp_cutoff})."
         self.cutoff = tmp_cutoff
 
-        assert cutoff_type in CUTOFF_DICT, f"Cutoff type must be one of: {list(CUTOFF_DICT)} (but is {cutoff_type!r})."
+        assert cutoff_type in CUTOFF_DICT, (
+            f"Cutoff type must be one of: {list(CUTOFF_DICT)} (but is {cutoff_type!r})."
+        )
         self.cutoff_type = cutoff_type
 
         try:
@@ -644,7 +674,11 @@ class CustomSD(BaseCorrelations):
                 if weight == 0.0:
                     return 0.0
                 try:
-                    ratio = math.expm1(-omega * tau) * math.expm1(-omega * (beta - tau)) / (-math.expm1(-omega * beta))
+                    ratio = (
+                        math.expm1(-omega * tau)
+                        * math.expm1(-omega * (beta - tau))
+                        / (-math.expm1(-omega * beta))
+                    )
                 except OverflowError:  # tau outside [0, beta]: the integral diverges
                     return math.inf
                 return weight / omega**2 * (ratio - omega * tau)
@@ -665,9 +699,13 @@ class CustomSD(BaseCorrelations):
                 return 0.0
             return weight / omega**2 * _sin_minus_x(omega * tau)
 
-        return complex(self._integrate(real_integrand, epsrel, limit), self._integrate(imag_integrand, epsrel, limit))
+        return complex(
+            self._integrate(real_integrand, epsrel, limit), self._integrate(imag_integrand, epsrel, limit)
+        )
 
-    def _compute_correlation(self, tau: float, epsrel: float, limit: int, matsubara: bool) -> Union[float, complex]:
+    def _compute_correlation(
+        self, tau: float, epsrel: float, limit: int, matsubara: bool
+    ) -> Union[float, complex]:
         """One value of :math:`C(\\tau)` (or :math:`C_M(\\tau)`) by quadrature."""
         spectral_density = self._scalar_spectral_density()
         if matsubara:
@@ -678,7 +716,9 @@ class CustomSD(BaseCorrelations):
                 if weight == 0.0:
                     return 0.0
                 try:
-                    ratio = (math.exp(-omega * tau) + math.exp(-omega * (beta - tau))) / (-math.expm1(-omega * beta))
+                    ratio = (math.exp(-omega * tau) + math.exp(-omega * (beta - tau))) / (
+                        -math.expm1(-omega * beta)
+                    )
                 except OverflowError:  # tau outside [0, beta]: the integral diverges
                     return math.inf
                 return weight * ratio
@@ -699,16 +739,20 @@ class CustomSD(BaseCorrelations):
                 return 0.0
             return -weight * math.sin(omega * tau)
 
-        return complex(self._integrate(real_integrand, epsrel, limit), self._integrate(imag_integrand, epsrel, limit))
+        return complex(
+            self._integrate(real_integrand, epsrel, limit), self._integrate(imag_integrand, epsrel, limit)
+        )
 
     def _evaluate(
         self, quantity: str, tau: ArrayLike, epsrel: Any, subdiv_limit: Any, matsubara: Any
     ) -> ArrayLike:
         """Cached, element-wise evaluation of ``'eta'`` or ``'correlation'`` over ``tau``."""
-        tmp_matsubara = self._check_matsubara(matsubara)
+        tmp_matsubara = self._check_matsubara(bool(matsubara))
         tmp_epsrel, tmp_limit = _check_integration_args(epsrel, subdiv_limit)
         taus = _as_real_array(tau, "tau")
-        compute = self._compute_eta if quantity == "eta" else self._compute_correlation
+        compute: Callable[[float, float, int, bool], Any] = (
+            self._compute_eta if quantity == "eta" else self._compute_correlation
+        )
         params = self._parameter_key()
         flat = taus.ravel()
         values = np.empty(flat.shape, dtype=NpDtypeReal if tmp_matsubara else NpDtype)
@@ -718,7 +762,7 @@ class CustomSD(BaseCorrelations):
                 values[index] = self._matsubara_value(quantity, t, tmp_epsrel, tmp_limit, params)
             else:
                 key = (quantity, params, t, tmp_epsrel, tmp_limit, False)
-                values[index] = self._cached(key, lambda t=t: compute(t, tmp_epsrel, tmp_limit, False))
+                values[index] = self._cached(key, partial(compute, t, tmp_epsrel, tmp_limit, False))
         if taus.ndim == 0:
             return float(values[0]) if tmp_matsubara else complex(values[0])
         return values.reshape(taus.shape)
@@ -739,11 +783,15 @@ class CustomSD(BaseCorrelations):
         else:
             periods = 0
             rest = tau % beta
-        compute = self._compute_eta if quantity == "eta" else self._compute_correlation
+        compute: Callable[[float, float, int, bool], Any] = (
+            self._compute_eta if quantity == "eta" else self._compute_correlation
+        )
         key = (quantity, params, rest, epsrel, limit, True)
         value = self._cached(key, lambda: compute(rest, epsrel, limit, True))
         if periods > 0:
-            value = value - self._reorganisation_energy(epsrel, limit) * periods * (2.0 * rest + periods * beta)
+            value = value - self._reorganisation_energy(epsrel, limit) * periods * (
+                2.0 * rest + periods * beta
+            )
         return value
 
     def correlation(
@@ -832,7 +880,7 @@ class CustomSD(BaseCorrelations):
         """
         if shape not in _SHAPES:
             raise NotImplementedError(f"Shape '{shape}' not implemented.")
-        tmp_matsubara = self._check_matsubara(matsubara)
+        tmp_matsubara = self._check_matsubara(bool(matsubara))
         tmp_delta = check_convert(delta, float, "delta")
         tmp_time_1 = check_convert(time_1, float, "time_1")
         if shape == "upper-triangle":
@@ -845,8 +893,10 @@ class CustomSD(BaseCorrelations):
             tmp_time_2 = tmp_time_1 + tmp_delta if time_2 is None else check_convert(time_2, float, "time_2")
             taus = [tmp_time_2, tmp_time_1, tmp_time_2 - tmp_delta, tmp_time_1 - tmp_delta]
             weights = [1.0, -1.0, -1.0, 1.0]
-        etas = self.eta_function(np.array(taus), epsrel=epsrel, subdiv_limit=subdiv_limit, matsubara=tmp_matsubara)
-        integral = sum(weight * eta for weight, eta in zip(weights, etas.tolist()))
+        etas = self.eta_function(
+            np.array(taus), epsrel=epsrel, subdiv_limit=subdiv_limit, matsubara=tmp_matsubara
+        )
+        integral = sum(weight * eta for weight, eta in zip(weights, etas.tolist(), strict=True))
         if tmp_matsubara:
             return float(np.real(integral))
         return complex(integral)
@@ -875,10 +925,11 @@ class CustomSD(BaseCorrelations):
             complex128 array of length ``dkmax + 1`` (zero imaginary part if ``matsubara``).
         """
         tmp_dt, tmp_dkmax = _check_grid_args(dt, dkmax)
-        tmp_matsubara = self._check_matsubara(matsubara)
+        tmp_matsubara = self._check_matsubara(bool(matsubara))
         grid = tmp_dt * np.arange(tmp_dkmax + 2, dtype=NpDtypeReal)
         etas = np.asarray(
-            self.eta_function(grid, epsrel=epsrel, subdiv_limit=subdiv_limit, matsubara=tmp_matsubara), dtype=NpDtype
+            self.eta_function(grid, epsrel=epsrel, subdiv_limit=subdiv_limit, matsubara=tmp_matsubara),
+            dtype=NpDtype,
         )
         coefficients = np.empty(tmp_dkmax + 1, dtype=NpDtype)
         coefficients[0] = etas[1] - etas[0]
@@ -912,7 +963,9 @@ class CustomSD(BaseCorrelations):
         check_true(not matsubara, "An infinite tail_time is not defined for Matsubara correlations.")
         tmp_epsrel, tmp_limit = _check_integration_args(epsrel, subdiv_limit)
         time_1 = float(tmp_dkmax) * tmp_dt
-        etas = self.eta_function(np.array([time_1, time_1 - tmp_dt]), epsrel=tmp_epsrel, subdiv_limit=tmp_limit)
+        etas = self.eta_function(
+            np.array([time_1, time_1 - tmp_dt]), epsrel=tmp_epsrel, subdiv_limit=tmp_limit
+        )
         limit_real = self._zero_frequency_limit()
         reorganisation = self._reorganisation_energy(tmp_epsrel, tmp_limit)
         asymptote = complex(0.5 * math.pi * limit_real * tmp_dt, -reorganisation * tmp_dt)
@@ -970,7 +1023,7 @@ class PowerLawSD(CustomSD):
         zeta: float,
         cutoff: float,
         cutoff_type: str = "exponential",
-        temperature: Optional[float] = 0.0,
+        temperature: float = 0.0,
         name: Optional[str] = None,
         description: Optional[str] = None,
     ) -> None:
@@ -994,7 +1047,12 @@ class PowerLawSD(CustomSD):
             return 2.0 * self.alpha * omega**self.zeta * self.cutoff ** (1.0 - self.zeta)
 
         super().__init__(
-            j_function, cutoff=tmp_cutoff, cutoff_type=cutoff_type, temperature=temperature, name=name, description=description
+            j_function,
+            cutoff=tmp_cutoff,
+            cutoff_type=cutoff_type,
+            temperature=temperature,
+            name=name,
+            description=description,
         )
         self._power_law_j_function = self.j_function
 

@@ -52,7 +52,9 @@ class BaseDynamics(BaseAPIClass):
             values = np.trace(states, axis1=1, axis2=2)
         else:
             operator = np.asarray(operator, dtype=NpDtype)
-            assert operator.shape == self._shape, f"Operator shape {operator.shape} differs from states {self._shape}."
+            assert operator.shape == self._shape, (
+                f"Operator shape {operator.shape} differs from states {self._shape}."
+            )
             values = np.einsum("ij,tji->t", operator, states)
         if real:
             values = np.real(values)
@@ -91,10 +93,14 @@ class Dynamics(BaseDynamics):
         except (TypeError, ValueError) as err:
             raise AssertionError("Argument `time` must be float.") from err
         state = np.asarray(state, dtype=NpDtype)
-        assert len(state.shape) == 2 and state.shape[0] == state.shape[1], "Argument `state` must be a square matrix."
+        assert len(state.shape) == 2 and state.shape[0] == state.shape[1], (
+            "Argument `state` must be a square matrix."
+        )
         if self._shape is None:
             self._shape = tuple(state.shape)
-        assert tuple(state.shape) == self._shape, f"State shape {state.shape} differs from earlier {self._shape}."
+        assert tuple(state.shape) == self._shape, (
+            f"State shape {state.shape} differs from earlier {self._shape}."
+        )
         index = bisect(self._times, time)
         self._times.insert(index, time)
         self._states.insert(index, state)

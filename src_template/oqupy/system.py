@@ -114,7 +114,9 @@ def _check_list(value: Any, name: str) -> list:
 
 
 @host
-def _check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> Tuple[List[float], List[np.ndarray]]:
+def _check_lindblad(
+    gammas: Any, lindblad_operators: Any, dimension: int
+) -> Tuple[List[float], List[np.ndarray]]:
     """Validate constant rates and jump operators: equal-length lists of finite floats and (d, d) matrices."""
     gamma_list = _check_list(gammas, "gammas")
     operator_list = _check_list(lindblad_operators, "lindblad_operators")
@@ -131,7 +133,8 @@ def _check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> Tup
         assert np.isfinite(value), f"'gammas[{n}]' must be finite (no NaN or inf)."
         checked_gammas.append(value)
     checked_operators = [
-        _check_matrix(op, f"lindblad_operators[{n}]", (dimension, dimension)) for n, op in enumerate(operator_list)
+        _check_matrix(op, f"lindblad_operators[{n}]", (dimension, dimension))
+        for n, op in enumerate(operator_list)
     ]
     return checked_gammas, checked_operators
 
@@ -147,7 +150,9 @@ def _evaluate_at_zero(function: Any, name: str) -> Any:
 
 
 @host
-def _check_td_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> Tuple[List[Callable], List[Callable]]:
+def _check_td_lindblad(
+    gammas: Any, lindblad_operators: Any, dimension: int
+) -> Tuple[List[Callable], List[Callable]]:
     """Validate time-dependent rates and jump operators; return the dtype-fixing wrappers."""
     gamma_list = _check_list(gammas, "gammas")
     operator_list = _check_list(lindblad_operators, "lindblad_operators")
@@ -186,7 +191,9 @@ def _check_num_steps(num_steps: Any) -> int:
 
 
 @host
-def _liouvillian(hamiltonian: np.ndarray, gammas: Sequence[float], lindblad_operators: Sequence[np.ndarray]) -> np.ndarray:
+def _liouvillian(
+    hamiltonian: np.ndarray, gammas: Sequence[float], lindblad_operators: Sequence[np.ndarray]
+) -> np.ndarray:
     """The d^2 x d^2 Liouvillian of one Hamiltonian and its Lindblad terms (module docstring)."""
     result = -1j * operators.commutator(hamiltonian)
     for gamma, op in zip(gammas, lindblad_operators):
@@ -257,7 +264,7 @@ class BaseSystem(BaseAPIClass):
 
     def liouvillian(self, *args: Any, **kwargs: Any) -> np.ndarray:
         """The d^2 x d^2 Liouvillian (implemented by subclasses)."""
-        raise NotImplementedError("Class {} has no liouvillian implementation.".format(type(self).__name__))
+        raise NotImplementedError(f"Class {type(self).__name__} has no liouvillian implementation.")
 
     def get_propagators(
         self,
@@ -267,7 +274,7 @@ class BaseSystem(BaseAPIClass):
         epsrel: float = INTEGRATE_EPSREL,
     ) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
         """``step -> (prop_1, prop_2)``, the half-step propagators (implemented by subclasses)."""
-        raise NotImplementedError("Class {} has no get_propagators implementation.".format(type(self).__name__))
+        raise NotImplementedError(f"Class {type(self).__name__} has no get_propagators implementation.")
 
     def get_propagator_stack(
         self,
@@ -437,7 +444,9 @@ class TimeDependentSystem(BaseSystem):
         name: Optional[str] = None,
         description: Optional[str] = None,
     ) -> None:
-        initial_hamiltonian = _check_hamiltonian(_evaluate_at_zero(hamiltonian, "hamiltonian"), "hamiltonian(0.0)")
+        initial_hamiltonian = _check_hamiltonian(
+            _evaluate_at_zero(hamiltonian, "hamiltonian"), "hamiltonian(0.0)"
+        )
         super().__init__(initial_hamiltonian.shape[0], name, description)
         self._hamiltonian_function = _complex_matrix_function(hamiltonian)
         self._gamma_functions, self._lindblad_functions = _check_td_lindblad(
@@ -467,7 +476,9 @@ class TimeDependentSystem(BaseSystem):
             [np.asarray(op(times), dtype=NpDtype) for op in self._lindblad_operators],
         )
 
-    def _integrated_liouvillian(self, start: float, end: float, subdiv_limit: int, epsrel: float) -> np.ndarray:
+    def _integrated_liouvillian(
+        self, start: float, end: float, subdiv_limit: int, epsrel: float
+    ) -> np.ndarray:
         """The integral of L(t) over [start, end] (``scipy.integrate.quad_vec``)."""
         value, _ = integrate.quad_vec(self.liouvillian, start, end, epsrel=epsrel, limit=subdiv_limit)
         return np.asarray(value, dtype=NpDtype)
@@ -531,7 +542,9 @@ class TimeDependentSystem(BaseSystem):
             for step in range(num_steps):
                 t = float(times[step])
                 exponents[2 * step] = self._integrated_liouvillian(t, t + dt / 2.0, subdiv_limit, epsrel)
-                exponents[2 * step + 1] = self._integrated_liouvillian(t + dt / 2.0, t + dt, subdiv_limit, epsrel)
+                exponents[2 * step + 1] = self._integrated_liouvillian(
+                    t + dt / 2.0, t + dt, subdiv_limit, epsrel
+                )
         props = np.asarray(scipy.linalg.expm(exponents), dtype=NpDtype).reshape(num_steps, 2, dim, dim)
         return np.ascontiguousarray(props[:, 0]), np.ascontiguousarray(props[:, 1])
 

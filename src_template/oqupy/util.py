@@ -14,7 +14,9 @@ from oqupy._codegen import host, kernel
 
 
 @host
-def check_convert(variable: Any, conv_type: Any, name: Optional[str] = None, msg: Optional[str] = None) -> Any:
+def check_convert(
+    variable: Any, conv_type: Any, name: Optional[str] = None, msg: Optional[str] = None
+) -> Any:
     """Return ``conv_type(variable)``; raise ``TypeError`` naming the argument if that fails."""
     try:
         return conv_type(variable)
@@ -27,7 +29,9 @@ def check_convert(variable: Any, conv_type: Any, name: Optional[str] = None, msg
 
 
 @host
-def check_isinstance(variable: Any, types: Any, name: Optional[str] = None, msg: Optional[str] = None) -> None:
+def check_isinstance(
+    variable: Any, types: Any, name: Optional[str] = None, msg: Optional[str] = None
+) -> None:
     """Raise ``TypeError`` unless ``variable`` is an instance of ``types``."""
     if not isinstance(variable, types):
         label = f"'{name}'" if name is not None else ""
@@ -171,7 +175,9 @@ def get_progress(progress_type: Optional[str] = None) -> type:
     """The progress class for ``progress_type`` ('silent', 'simple', 'bar'; default from config)."""
     if progress_type is None:
         progress_type = config.PROGRESS_TYPE
-    assert progress_type in PROGRESS_DICT, f"Unknown progress_type='{progress_type}', choose from {list(PROGRESS_DICT)}."
+    assert progress_type in PROGRESS_DICT, (
+        f"Unknown progress_type='{progress_type}', choose from {list(PROGRESS_DICT)}."
+    )
     return PROGRESS_DICT[progress_type]
 
 

@@ -4,7 +4,6 @@ import importlib
 
 import numpy as np
 import pytest
-
 from conftest import to_numpy
 
 
@@ -73,7 +72,9 @@ def test_representatives_are_first_occurrences(oq):
     assert bath.north_degeneracy_dimension == len(set(north.tolist())) < 16
 
 
-@pytest.mark.parametrize("operator", [SIGMA_X, 0.5 * SIGMA_Y, np.array([[1.0, 0.3 - 0.2j], [0.3 + 0.2j, -0.5]])])
+@pytest.mark.parametrize(
+    "operator", [SIGMA_X, 0.5 * SIGMA_Y, np.array([[1.0, 0.3 - 0.2j], [0.3 + 0.2j, -0.5]])]
+)
 def test_non_diagonal_coupling(oq, operator):
     bath_module, bc = modules(oq)
     bath = bath_module.Bath(operator, ohmic(bc))
@@ -106,11 +107,23 @@ def test_properties_are_copies(oq):
     correlations = ohmic(bc)
     bath = bath_module.Bath(operator, correlations, name="b", description="d")
     operator[0, 1] = 7.0
-    np.testing.assert_allclose(to_numpy(bath.unitary_transform) @ to_numpy(bath.coupling_operator)
-                               @ to_numpy(bath.unitary_transform).conj().T, 0.5 * SIGMA_X, atol=1e-12)
-    for name in ("coupling_operator", "unitary_transform", "coupling_comm", "coupling_acomm",
-                 "north_degeneracy_map", "west_degeneracy_map", "north_degeneracy_representatives",
-                 "west_degeneracy_representatives"):
+    np.testing.assert_allclose(
+        to_numpy(bath.unitary_transform)
+        @ to_numpy(bath.coupling_operator)
+        @ to_numpy(bath.unitary_transform).conj().T,
+        0.5 * SIGMA_X,
+        atol=1e-12,
+    )
+    for name in (
+        "coupling_operator",
+        "unitary_transform",
+        "coupling_comm",
+        "coupling_acomm",
+        "north_degeneracy_map",
+        "west_degeneracy_map",
+        "north_degeneracy_representatives",
+        "west_degeneracy_representatives",
+    ):
         first = getattr(bath, name)
         assert first is not getattr(bath, name)
     stored = bath.correlations

@@ -6,9 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.special import loggamma
-
 from conftest import to_numpy
+from scipy.special import loggamma
 
 
 def bc_module(oq):
@@ -81,7 +80,9 @@ def test_eta_second_derivative_is_correlation(oq):
     assert (eta[0] - 2 * eta[1] + eta[2]) / h**2 == pytest.approx(sd.correlation(t), rel=1e-5)
     eta_m = to_numpy(sd.eta_function(np.array([t - h, t, t + h]), matsubara=True))
     assert eta_m.dtype == np.float64
-    assert (eta_m[0] - 2 * eta_m[1] + eta_m[2]) / h**2 == pytest.approx(-sd.correlation(t, matsubara=True), rel=1e-5)
+    assert (eta_m[0] - 2 * eta_m[1] + eta_m[2]) / h**2 == pytest.approx(
+        -sd.correlation(t, matsubara=True), rel=1e-5
+    )
 
 
 def test_correlation_closed_form_zero_temperature(oq):
@@ -100,14 +101,20 @@ def test_matsubara_periodicity(oq):
     c_0 = sd.correlation(0.0, matsubara=True)
     assert isinstance(c_0, float)
     assert sd.correlation(beta, matsubara=True) == pytest.approx(c_0, rel=1e-8)
-    assert sd.correlation(0.3, matsubara=True) == pytest.approx(sd.correlation(beta - 0.3, matsubara=True), rel=1e-8)
-    assert sd.correlation(0.3 + beta, matsubara=True) == pytest.approx(sd.correlation(0.3, matsubara=True), rel=1e-8)
+    assert sd.correlation(0.3, matsubara=True) == pytest.approx(
+        sd.correlation(beta - 0.3, matsubara=True), rel=1e-8
+    )
+    assert sd.correlation(0.3 + beta, matsubara=True) == pytest.approx(
+        sd.correlation(0.3, matsubara=True), rel=1e-8
+    )
     # eta_M(beta) = -lambda beta with lambda = 2 alpha wc; the periodic continuation is continuous at beta
     assert sd.eta_function(beta, matsubara=True) == pytest.approx(-0.4 * beta, rel=1e-7)
     assert sd.eta_function(beta + 1e-6, matsubara=True) == pytest.approx(-0.4 * beta, rel=1e-5)
     h, t = 1e-3, beta + 0.7
     eta_m = to_numpy(sd.eta_function(np.array([t - h, t, t + h]), matsubara=True))
-    assert (eta_m[0] - 2 * eta_m[1] + eta_m[2]) / h**2 == pytest.approx(-sd.correlation(t, matsubara=True), rel=1e-5)
+    assert (eta_m[0] - 2 * eta_m[1] + eta_m[2]) / h**2 == pytest.approx(
+        -sd.correlation(t, matsubara=True), rel=1e-5
+    )
 
 
 # -- 2-D integrals -------------------------------------------------------------------
@@ -121,10 +128,14 @@ def test_stitching_identity(oq, cutoff_type, matsubara):
     dt = 0.25
 
     def triangle(delta):
-        return sd.correlation_2d_integral(delta=delta, time_1=0.0, shape="upper-triangle", matsubara=matsubara)
+        return sd.correlation_2d_integral(
+            delta=delta, time_1=0.0, shape="upper-triangle", matsubara=matsubara
+        )
 
     square = sd.correlation_2d_integral(delta=dt, time_1=2 * dt, shape="square", matsubara=matsubara)
-    rect = sd.correlation_2d_integral(delta=dt, time_1=2 * dt, time_2=4 * dt, shape="rectangle", matsubara=matsubara)
+    rect = sd.correlation_2d_integral(
+        delta=dt, time_1=2 * dt, time_2=4 * dt, shape="rectangle", matsubara=matsubara
+    )
     lhs = triangle(4 * dt)
     rhs = 3 * triangle(2 * dt) + square + rect - 2 * triangle(dt)
     assert abs(lhs) > 1e-3
@@ -142,7 +153,9 @@ def test_2d_integrals_match_eta_stencils(oq):
 
     dt = 0.2
     assert sd.correlation_2d_integral(dt, 0.0, shape="upper-triangle") == pytest.approx(eta(dt), rel=1e-7)
-    assert sd.correlation_2d_integral(dt, 3 * dt) == pytest.approx(eta(4 * dt) - 2 * eta(3 * dt) + eta(2 * dt), rel=1e-6)
+    assert sd.correlation_2d_integral(dt, 3 * dt) == pytest.approx(
+        eta(4 * dt) - 2 * eta(3 * dt) + eta(2 * dt), rel=1e-6
+    )
     assert sd.correlation_2d_integral(dt, 3 * dt, 7 * dt, shape="rectangle") == pytest.approx(
         rectangle(eta, 3 * dt, 7 * dt, dt), rel=1e-6
     )
@@ -156,13 +169,19 @@ def test_influence_coefficients_match_per_step_integrals(oq, temperature):
     eta = to_numpy(sd.influence_coefficients(dt, dkmax))
     assert eta.shape == (dkmax + 1,) and eta.dtype == np.complex128
     expected = [sd.correlation_2d_integral(delta=dt, time_1=0.0, shape="upper-triangle")]
-    expected += [sd.correlation_2d_integral(delta=dt, time_1=k * dt, shape="square") for k in range(1, dkmax + 1)]
+    expected += [
+        sd.correlation_2d_integral(delta=dt, time_1=k * dt, shape="square") for k in range(1, dkmax + 1)
+    ]
     np.testing.assert_allclose(eta, expected, rtol=1e-9, atol=1e-14)
     grid = dt * np.arange(dkmax + 2)
     exact = ohmic_eta(0.1, 2.0, temperature, grid)
-    np.testing.assert_allclose(eta, np.concatenate([[exact[1]], exact[2:] - 2 * exact[1:-1] + exact[:-2]]), atol=1e-8)
+    np.testing.assert_allclose(
+        eta, np.concatenate([[exact[1]], exact[2:] - 2 * exact[1:-1] + exact[:-2]]), atol=1e-8
+    )
     with pytest.raises(ValueError):
-        sd.influence_coefficients(dt, dkmax, matsubara=True) if temperature == 0 else sd.influence_coefficients(-dt, 3)
+        sd.influence_coefficients(
+            dt, dkmax, matsubara=True
+        ) if temperature == 0 else sd.influence_coefficients(-dt, 3)
     with pytest.raises(TypeError):
         sd.influence_coefficients("dt", 3)
 
@@ -204,7 +223,9 @@ def test_tail_coefficient(oq):
     def eta3(t):
         return super_ohmic_eta(0.3, 5.0, t)
 
-    np.testing.assert_allclose(sd3.tail_coefficient(0.4, 2, np.inf), rectangle(eta3, 0.8, 0.8 + 1e6, 0.4), atol=1e-8)
+    np.testing.assert_allclose(
+        sd3.tail_coefficient(0.4, 2, np.inf), rectangle(eta3, 0.8, 0.8 + 1e6, 0.4), atol=1e-8
+    )
     with pytest.raises(ValueError):
         sd.tail_coefficient(dt, dkmax, -1.0)
     with pytest.raises(ValueError):
@@ -253,7 +274,9 @@ def test_cache_not_stale_after_changing_attributes(oq):
     sd.temperature = 0.7
     assert sd.eta_function(2.0) == pytest.approx(complex(ohmic_eta(0.1, 2.0, 0.7, 2.0)), rel=1e-7)
     fresh = bc.PowerLawSD(alpha=0.1, zeta=1, cutoff=2.0, temperature=0.7)
-    np.testing.assert_allclose(to_numpy(sd.influence_coefficients(0.1, 3)), to_numpy(fresh.influence_coefficients(0.1, 3)))
+    np.testing.assert_allclose(
+        to_numpy(sd.influence_coefficients(0.1, 3)), to_numpy(fresh.influence_coefficients(0.1, 3))
+    )
     assert not np.allclose(to_numpy(sd.influence_coefficients(0.1, 3)), coefficients_before)
     sd.temperature = 0.0
     assert sd.eta_function(2.0) == before
@@ -285,7 +308,9 @@ def test_spectral_density(oq):
         ("hard", (omegas < 2.0).astype(float)),
     ]:
         sd = bc.PowerLawSD(alpha=0.1, zeta=3, cutoff=2.0, cutoff_type=cutoff_type)
-        np.testing.assert_allclose(to_numpy(sd.spectral_density(omegas)), 0.2 * omegas**3 / 4.0 * factor, rtol=1e-14)
+        np.testing.assert_allclose(
+            to_numpy(sd.spectral_density(omegas)), 0.2 * omegas**3 / 4.0 * factor, rtol=1e-14
+        )
     assert isinstance(sd.spectral_density(1.0), float)
     text = str(bc.PowerLawSD(alpha=0.1, zeta=3, cutoff=2.0, name="bath"))
     assert "bath" in text and "alpha" in text and "cutoff_type" in text

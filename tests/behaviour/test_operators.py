@@ -61,7 +61,9 @@ def test_cross_superoperators_act_on_kron_of_vectorisations(oq):
     r1, r2 = random_matrix(2), random_matrix(2)
     joint = np.kron(vec(r1), vec(r2))
     expected = np.kron(vec(a1 @ r1 @ b1), vec(a2 @ r2 @ b2))
-    np.testing.assert_allclose(np.asarray(op.cross_left_right_super(a1, b1, a2, b2)) @ joint, expected, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(op.cross_left_right_super(a1, b1, a2, b2)) @ joint, expected, atol=1e-12
+    )
     comm = np.kron(vec(a1 @ r1), vec(a2 @ r2)) - np.kron(vec(r1 @ a1), vec(r2 @ a2))
     np.testing.assert_allclose(np.asarray(op.cross_commutator(a1, a2)) @ joint, comm, atol=1e-12)
     acomm = np.kron(vec(a1 @ r1), vec(a2 @ r2)) + np.kron(vec(r1 @ a1), vec(r2 @ a2))

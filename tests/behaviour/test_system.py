@@ -133,7 +133,9 @@ def test_lindblad_decay(sy, oq, omega):
     np.testing.assert_allclose(excited[1, 1].real, 1.0 - np.exp(-gamma * t), atol=1e-12)
     superposition = evolve(propagators, np.asarray(operators.spin_dm("x+")), num_steps)
     np.testing.assert_allclose(superposition[0, 0].real, 0.5 * np.exp(-gamma * t), atol=1e-12)
-    np.testing.assert_allclose(superposition[0, 1], 0.5 * np.exp(-1j * omega * t - 0.5 * gamma * t), atol=1e-12)
+    np.testing.assert_allclose(
+        superposition[0, 1], 0.5 * np.exp(-1j * omega * t - 0.5 * gamma * t), atol=1e-12
+    )
     np.testing.assert_allclose(np.trace(superposition), 1.0, atol=1e-12)
 
 
@@ -146,7 +148,9 @@ def test_midpoint_samples(sy):
     prop_1, prop_2 = system.get_propagators(dt, start_time=start)(3)
     t = start + 3 * dt
     np.testing.assert_allclose(prop_1, scipy.linalg.expm(system.liouvillian(t + dt / 4) * dt / 2), atol=1e-13)
-    np.testing.assert_allclose(prop_2, scipy.linalg.expm(system.liouvillian(t + 3 * dt / 4) * dt / 2), atol=1e-13)
+    np.testing.assert_allclose(
+        prop_2, scipy.linalg.expm(system.liouvillian(t + 3 * dt / 4) * dt / 2), atol=1e-13
+    )
 
 
 def test_quad_vec_integrates_liouvillian(sy):
@@ -351,11 +355,27 @@ def raises_at_zero(t):
         {"hamiltonian": lambda t: SIGMA_X, "gammas": [lambda t: 0.1], "lindblad_operators": []},
         {"hamiltonian": lambda t: SIGMA_X, "gammas": [0.1], "lindblad_operators": [lambda t: SIGMA_MINUS]},
         {"hamiltonian": lambda t: SIGMA_X, "gammas": [lambda t: 0.1], "lindblad_operators": [SIGMA_MINUS]},
-        {"hamiltonian": lambda t: SIGMA_X, "gammas": [raises_at_zero], "lindblad_operators": [lambda t: SIGMA_MINUS]},
+        {
+            "hamiltonian": lambda t: SIGMA_X,
+            "gammas": [raises_at_zero],
+            "lindblad_operators": [lambda t: SIGMA_MINUS],
+        },
         {"hamiltonian": lambda t: SIGMA_X, "gammas": [lambda t: 0.1], "lindblad_operators": [raises_at_zero]},
-        {"hamiltonian": lambda t: SIGMA_X, "gammas": [lambda t: "x"], "lindblad_operators": [lambda t: SIGMA_MINUS]},
-        {"hamiltonian": lambda t: SIGMA_X, "gammas": [lambda t: np.inf], "lindblad_operators": [lambda t: SIGMA_MINUS]},
-        {"hamiltonian": lambda t: SIGMA_X, "gammas": [lambda t: 0.1], "lindblad_operators": [lambda t: np.eye(3)]},
+        {
+            "hamiltonian": lambda t: SIGMA_X,
+            "gammas": [lambda t: "x"],
+            "lindblad_operators": [lambda t: SIGMA_MINUS],
+        },
+        {
+            "hamiltonian": lambda t: SIGMA_X,
+            "gammas": [lambda t: np.inf],
+            "lindblad_operators": [lambda t: SIGMA_MINUS],
+        },
+        {
+            "hamiltonian": lambda t: SIGMA_X,
+            "gammas": [lambda t: 0.1],
+            "lindblad_operators": [lambda t: np.eye(3)],
+        },
     ],
 )
 def test_time_dependent_system_bad_input(sy, kwargs):

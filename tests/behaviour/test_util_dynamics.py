@@ -25,7 +25,13 @@ def delta_by_loops(tensor, scrambling):
 
 @pytest.mark.parametrize(
     ("shape", "scrambling"),
-    [((3, 4), [1, 0, 0, 1]), ((2, 3, 4), [0, 1, 2, 2]), ((3, 4), [0, 1, 1, 0]), ((3, 4), [1, 1, 0]), ((3, 4), [0, 1, 0])],
+    [
+        ((3, 4), [1, 0, 0, 1]),
+        ((2, 3, 4), [0, 1, 2, 2]),
+        ((3, 4), [0, 1, 1, 0]),
+        ((3, 4), [1, 1, 0]),
+        ((3, 4), [0, 1, 0]),
+    ],
 )
 def test_create_delta_matches_definition(oq, shape, scrambling):
     rng = np.random.default_rng(1)

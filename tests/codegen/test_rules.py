@@ -27,7 +27,11 @@ VALID = [
     for backend in PACKAGES
     if getattr(example, backend) is not None
 ]
-INVALID = [pytest.param(rule, invalid, id=f"{rule.NAME}-{i}") for rule in RULES for i, invalid in enumerate(rule.INVALID)]
+INVALID = [
+    pytest.param(rule, invalid, id=f"{rule.NAME}-{i}")
+    for rule in RULES
+    for i, invalid in enumerate(rule.INVALID)
+]
 
 
 @pytest.mark.parametrize(("rule", "example", "backend"), VALID)
@@ -86,7 +90,10 @@ def test_names_are_matched_by_qualified_name_not_spelling():
     output, _ = run(template, "jax")
     assert "jnp.linalg.svd(a)" in output and "b = b.at[0].set(1.0)" in output
     # a local function that happens to be called `zeros` is not numpy's
-    output, _ = run("def zeros(n):\n    return [0] * n\n\n\ndef g():\n    x = zeros(2)\n    x[0] = 1\n    return x\n", "jax")
+    output, _ = run(
+        "def zeros(n):\n    return [0] * n\n\n\ndef g():\n    x = zeros(2)\n    x[0] = 1\n    return x\n",
+        "jax",
+    )
     assert "x[0] = 1" in output
 
 

@@ -1,0 +1,158 @@
+"""Pure tensor kernels of TEMPO: zip-up, sweep, path sums, read-out and the truncated SVD.
+
+Tensors are plain arrays with a fixed leg order:
+
+- a past MPS site ``site[l, c, r]``: left bond, path index of one earlier time (coupling eigenbasis,
+  reduced to north degeneracy classes), right bond;
+- the current site ``current[l, x]``: left bond, Liouville index of the state (row-major vec);
+- the zip-up carry ``carry[c, r, w]``: new left bond, old bond, index of the influence line (west classes).
+
+Truncation (relative Frobenius criterion): keep the smallest ``chi`` with
+``sqrt(sum_{k >= chi} s_k^2) <= epsrel * s_0``.  In ``oqupy_jax`` bond dimensions are padded to powers
+of two with exactly zero singular values (the kept rank is applied by masking), so the number of
+compiled shapes stays small; ``oqupy_numpy`` keeps exact shapes.
+"""
+
+from typing import Tuple
+
+import numpy as np
+import scipy.linalg
+
+from oqupy._codegen import BACKEND, host, kernel
+
+
+@kernel
+def zip_site(carry: np.ndarray, site: np.ndarray, influence: np.ndarray) -> np.ndarray:
+    """Absorb one past site and its influence ``I[c, w]`` into the carry; return the matrix to split.
+
+    Returns ``theta`` with rows ``(new left bond, c)`` and columns ``(right bond, w)``.
+    """
+    theta = np.einsum("lrw,rcq,cw->lcqw", carry, site, influence)
+    left, paths, right, line = theta.shape
+    return theta.reshape(left * paths, right * line)
+
+
+@kernel
+def close_line(
+    carry: np.ndarray, current: np.ndarray, west: np.ndarray, self_influence: np.ndarray
+) -> np.ndarray:
+    """End of the influence line at the current site: ``G[l, b] = sum_{q,w} carry[l,q,w] P_w[w,b] C[q,b] I0[b]``."""
+    return np.einsum("lqw,wb,qb,b->lb", carry, west, current, self_influence)
+
+
+@kernel
+def new_sites(line_end: np.ndarray, north: np.ndarray, to_state: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The past site of the new time (path index reduced to north classes) and the new current site."""
+    site = np.einsum("lb,nb->lnb", line_end, north)
+    return site, to_state.T
+
+
+@kernel
+def sum_path(site: np.ndarray, following: np.ndarray) -> np.ndarray:
+    """Sum the oldest site over its path index and merge it into the following (past or current) site."""
+    vector = np.sum(site, axis=(0, 1))
+    return np.tensordot(vector, following, axes=1)[None]
+
+
+def read_out(sites: list, current: np.ndarray) -> np.ndarray:
+    """vec(rho) of the current time: every past path index summed."""
+    vector = np.ones((1,), dtype=current.dtype)
+    for site in sites:
+        vector = np.einsum("l,lcr->r", vector, site)
+    return vector @ current
+
+
+@host
+def truncation_rank(values: np.ndarray, epsrel: float) -> int:
+    """Smallest rank whose discarded singular values have norm <= ``epsrel`` times the largest one."""
+    values = np.asarray(values)
+    if values.size == 0 or values[0] == 0.0:
+        return 1
+    discarded = np.sqrt(np.cumsum((values**2)[::-1]))[::-1]
+    return max(1, int(np.count_nonzero(discarded > epsrel * values[0])))
+
+
+def bucket(rank: int) -> int:
+    """Bond dimension stored for a kept ``rank``."""
+    if BACKEND == "jax":
+        return 1 << max(rank - 1, 0).bit_length()
+    else:
+        return rank
+
+
+def svd(matrix: np.ndarray) -> tuple:
+    """Thin SVD; LAPACK ``gesdd`` first, ``gesvd`` if it does not converge."""
+    if BACKEND == "jax":
+        left, values, right = np.linalg.svd(matrix, full_matrices=False)
+        return left, values, right
+    else:
+        try:
+            return np.linalg.svd(matrix, full_matrices=False)
+        except np.linalg.LinAlgError:
+            return scipy.linalg.svd(matrix, full_matrices=False, lapack_driver="gesvd")
+
+
+def split(
+    matrix: np.ndarray, epsrel: float, weights_left: bool = False
+) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Truncated split ``matrix ~ left @ right``; returns (left, right, rank).
+
+    The singular values go to ``right`` (``left`` is an isometry), or to ``left`` if ``weights_left``.
+    """
+    left, values, right = svd(matrix)
+    rank = truncation_rank(values, epsrel)
+    size = bucket(rank)
+    available = values.shape[0]
+    keep = min(size, available)
+    weights = values[:keep] * (np.arange(keep) < rank)
+    if weights_left:
+        left = left[:, :keep] * weights[None, :]
+        right = right[:keep]
+    else:
+        left = left[:, :keep]
+        right = weights[:, None] * right[:keep]
+    if size > available:
+        left = np.pad(left, ((0, 0), (0, size - available)))
+        right = np.pad(right, ((0, size - available), (0, 0)))
+    return left, right, rank
+
+
+def zip_up(
+    sites: list,
+    current: np.ndarray,
+    influences: list,
+    west: np.ndarray,
+    self_influence: np.ndarray,
+    epsrel: float,
+) -> Tuple[list, np.ndarray]:
+    """Apply the influence line to all past sites (oldest first).
+
+    Returns the truncated, left-canonical new past sites and ``G[l, b]`` at the current site.
+    """
+    line = west.shape[0]
+    carry = np.ones((1, 1, line), dtype=current.dtype)
+    result = []
+    for site, influence in zip(sites, influences):
+        theta = zip_site(carry, site, influence)
+        left, right, _ = split(theta, epsrel)
+        result.append(left.reshape(carry.shape[0], site.shape[1], left.shape[1]))
+        carry = right.reshape(right.shape[0], site.shape[2], line)
+    return result, close_line(carry, current, west, self_influence)
+
+
+def sweep(sites: list, current: np.ndarray, epsrel: float) -> Tuple[list, np.ndarray, int]:
+    """Right-to-left truncation sweep; returns the new sites, current site and the largest kept rank."""
+    left, right, max_rank = split(current, epsrel, weights_left=True)
+    current = right
+    result = list(sites)
+    for index in range(len(result) - 1, -1, -1):
+        site = np.tensordot(result[index], left, axes=1)
+        bond, paths, next_bond = site.shape
+        left, right, rank = split(site.reshape(bond, paths * next_bond), epsrel, weights_left=True)
+        max_rank = max(max_rank, rank)
+        result[index] = right.reshape(right.shape[0], paths, next_bond)
+    if result:
+        result[0] = np.tensordot(left, result[0], axes=1)
+    else:
+        current = np.tensordot(left, current, axes=1)
+    return result, current, max_rank
