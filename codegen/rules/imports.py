@@ -51,7 +51,9 @@ class _Rename(TemplateTransformer):
         return updated_node
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
-        if original_node.value == TEMPLATE_PACKAGE and (self.qname(original_node) or "").startswith(TEMPLATE_PACKAGE):
+        if original_node.value == TEMPLATE_PACKAGE and (self.qname(original_node) or "").startswith(
+            TEMPLATE_PACKAGE
+        ):
             return updated_node.with_changes(value=self.ctx.package)
         return updated_node
 
@@ -172,8 +174,14 @@ class NumpyToJax(Rule):
         ),
     )
     INVALID = (
-        Invalid("import numpy as np\n\n\ndef f(n: int):\n    return np.random.rand(n)\n", "`numpy.random.rand` has no JAX"),
-        Invalid("from scipy import integrate\n\n\ndef f(g):\n    return integrate.quad(g, 0, 1)\n", "no JAX mapping"),
+        Invalid(
+            "import numpy as np\n\n\ndef f(n: int):\n    return np.random.rand(n)\n",
+            "`numpy.random.rand` has no JAX",
+        ),
+        Invalid(
+            "from scipy import integrate\n\n\ndef f(g):\n    return integrate.quad(g, 0, 1)\n",
+            "no JAX mapping",
+        ),
     )
     Checker = _NamesChecker
     Transformer = _ToJax

@@ -20,6 +20,9 @@ import scipy.linalg
 
 from oqupy._codegen import BACKEND, host, kernel
 
+DEGENERACY_RTOL = 1e-9
+"""Singular values this close (relative) to the last kept one are kept with it."""
+
 
 @kernel
 def zip_site(carry: np.ndarray, site: np.ndarray, influence: np.ndarray) -> np.ndarray:
@@ -64,12 +67,25 @@ def read_out(sites: list, current: np.ndarray) -> np.ndarray:
 
 @host
 def truncation_rank(values: np.ndarray, epsrel: float) -> int:
-    """Smallest rank whose discarded singular values have norm <= ``epsrel`` times the largest one."""
+    """Smallest rank whose discarded singular values have norm <= ``epsrel`` times the largest one.
+
+    The rank never cuts through a (numerically) degenerate multiplet: singular values within a relative
+    ``DEGENERACY_RTOL`` of the last kept one are kept too.  Otherwise the kept subspace, and so the
+    result, would depend on LAPACK's arbitrary basis of that multiplet (symmetric couplings make such
+    multiplets common), and the two packages or two machines would disagree at the truncation level.
+    """
     values = np.asarray(values)
     if values.size == 0 or values[0] == 0.0:
         return 1
     discarded = np.sqrt(np.cumsum((values**2)[::-1]))[::-1]
-    return max(1, int(np.count_nonzero(discarded > epsrel * values[0])))
+    rank = max(1, int(np.count_nonzero(discarded > epsrel * values[0])))
+    while (
+        rank < values.size
+        and values[rank] > 0.0
+        and values[rank] >= values[rank - 1] * (1.0 - DEGENERACY_RTOL)
+    ):
+        rank += 1
+    return rank
 
 
 def bucket(rank: int) -> int:
