@@ -12,23 +12,25 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
-import libcst as cst
 
 from codegen import metadata
 from codegen.analysis import ModuleContext
 from codegen.diagnostics import CodegenError, Diagnostic
+from codegen.docs import render_rules
 from codegen.format import format_source
-from codegen.pipeline import module_backends, translate
+from codegen.pipeline import Parsed, module_backends, translate
 from codegen.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE_ROOT = "src_template"
 TEMPLATE_PACKAGE = "oqupy"
 GENERATED = "generated"
+RULES_DOC = "docs/rules.md"
 NOT_TRANSLATED = {"_codegen.py", "__init__.py"}  # markers; the package __init__ is rendered
 IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist", ".tox"}
 MARK = f"GENER{''}ATED"  # spelled so that this file never looks generated
@@ -121,33 +123,52 @@ def _package_files(backend: str | None, package: str, tree: Tree, init_target: s
         )
 
 
+def _translate_file(repo: Path, path: Path) -> tuple[dict[str, str], dict[str, int], list[Diagnostic]]:
+    """Translate one template module for every backend it is emitted into."""
+    files: dict[str, str] = {}
+    fired: dict[str, int] = {}
+    diagnostics: list[Diagnostic] = []
+    relative = path.relative_to(repo).as_posix()
+    parsed = Parsed(path.read_text())
+    module_rel = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("")
+    for backend, package in metadata.PACKAGES.items():
+        if backend not in module_backends(parsed.module):
+            continue
+        ctx = ModuleContext(relative, ".".join(module_rel.parts), backend, package)
+        translated = translate(parsed, ctx)
+        diagnostics.extend(ctx.diagnostics)
+        for rule, count in ctx.fired.items():
+            fired[rule] = fired.get(rule, 0) + count
+        if translated is None:
+            continue
+        inner = path.relative_to(repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE).as_posix()
+        target = f"{GENERATED}/{package}/src/{package}/{inner}"
+        files[target] = with_banner(format_source(translated, target), relative, ".py")
+    return files, fired, diagnostics
+
+
 def build_tree(repo: Path = REPO) -> Tree:
-    """Translate every template module for both backends; raise ``CodegenError`` with all problems."""
+    """Translate every template module for both backends; raise ``CodegenError`` with all problems.
+
+    Modules are independent, so they are translated in parallel processes; the result does not depend
+    on the order in which they finish.
+    """
     tree = Tree()
     diagnostics: list[Diagnostic] = []
-    for path in template_modules(repo):
-        relative = path.relative_to(repo).as_posix()
-        source = path.read_text()
-        module_rel = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("")
-        backends = module_backends(cst.parse_module(source))
-        for backend, package in metadata.PACKAGES.items():
-            if backend not in backends:
-                continue
-            ctx = ModuleContext(relative, ".".join(module_rel.parts), backend, package)
-            translated = translate(source, ctx)
-            diagnostics.extend(ctx.diagnostics)
-            for rule, count in ctx.fired.items():
-                tree.fired[rule] = tree.fired.get(rule, 0) + count
-            if translated is None:
-                continue
-            inner = path.relative_to(repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE).as_posix()
-            target = f"{GENERATED}/{package}/src/{package}/{inner}"
-            tree.files[target] = with_banner(format_source(translated, target), relative, ".py")
+    paths = template_modules(repo)
+    with ProcessPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
+        results = list(pool.map(_translate_file, [repo] * len(paths), paths))
+    for files, fired, found in results:
+        tree.files.update(files)
+        diagnostics.extend(found)
+        for rule, count in fired.items():
+            tree.fired[rule] = tree.fired.get(rule, 0) + count
     if diagnostics:
         raise CodegenError(diagnostics)
     for backend, package in metadata.PACKAGES.items():
         _package_files(backend, package, tree, f"{GENERATED}/{package}/src/{package}/__init__.py")
     _package_files(None, TEMPLATE_PACKAGE, tree, f"{TEMPLATE_ROOT}/{TEMPLATE_PACKAGE}/__init__.py")
+    tree.files[RULES_DOC] = with_banner(render_rules(), "codegen/rules/ (codegen/docs.py)", ".md")
     return tree
 
 
@@ -168,9 +189,9 @@ def existing_files(repo: Path = REPO) -> dict[str, str]:
                 and not any(p.endswith(".egg-info") for p in parts)
             ):
                 found[path.relative_to(repo).as_posix()] = path.read_text()
-    init = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / "__init__.py"
-    if init.exists():
-        found[init.relative_to(repo).as_posix()] = init.read_text()
+    for path in (repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / "__init__.py", repo / RULES_DOC):
+        if path.exists():
+            found[path.relative_to(repo).as_posix()] = path.read_text()
     return found
 
 
@@ -267,7 +288,7 @@ def build(repo: Path = REPO) -> int:
     for path in sorted(set(current) - set(tree.files)):
         (repo / path).unlink()
         print(f"codegen: removed orphan {path}")
-    for directory in sorted((repo / GENERATED).rglob("*"), reverse=True):
+    for directory in sorted((repo / GENERATED).rglob("*"), reverse=True):  # emptied folders
         if directory.is_dir() and not any(directory.iterdir()):
             shutil.rmtree(directory)
     print(f"codegen: {len(tree.files)} files, {written} written")

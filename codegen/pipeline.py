@@ -4,7 +4,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from codegen.analysis import MARKERS, ModuleContext
 from codegen.rules import RULES, Rule
@@ -51,30 +51,86 @@ def module_backends(module: cst.Module) -> tuple[str, ...]:
     return ("numpy", "jax")
 
 
-def check(module: cst.Module, ctx: ModuleContext, rules: Iterable[type[Rule]] = RULES) -> None:
+class _Facts(cst.CSTVisitor):
+    """Qualified names and statement kinds present in a module (lets the pipeline skip idle passes)."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.facts: set[str] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            self.facts.update(q.name for q in self.get_metadata(QualifiedNameProvider, node, set()))
+        elif isinstance(node, (cst.Assign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, cst.Subscript):
+                    self.facts.add("<subscript-write>")
+                elif isinstance(target, cst.Attribute) and target.attr.value == "shape":
+                    self.facts.add("<shape-write>")
+        return True
+
+
+def module_facts(wrapper: MetadataWrapper) -> set[str]:
+    visitor = _Facts()
+    wrapper.visit(visitor)
+    return visitor.facts
+
+
+def check(wrapper: MetadataWrapper, ctx: ModuleContext, rules: Iterable[type[Rule]] = RULES) -> None:
     """Run every rule's checker on the untouched module; problems go to ``ctx.diagnostics``."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     for rule in rules:
         if rule.Checker is not None:
             wrapper.visit(rule.Checker(ctx))
 
 
-def transform(module: cst.Module, ctx: ModuleContext, rules: Iterable[type[Rule]] = RULES) -> cst.Module:
-    """Apply the transformers for ``ctx.backend`` in order, then fix imports and drop the markers."""
+def transform(
+    module: cst.Module,
+    ctx: ModuleContext,
+    rules: Iterable[type[Rule]] = RULES,
+    facts: Optional[set[str]] = None,
+) -> cst.Module:
+    """Apply the transformers for ``ctx.backend`` in order, then fix imports and drop the markers.
+
+    A rule whose ``NEEDS`` (qualified names or statement kinds) are absent from the module cannot fire and
+    is skipped; each pass resolves scope metadata again, which dominates the build time.
+    """
     for rule in rules:
-        if rule.Transformer is not None and ctx.backend in rule.BACKENDS:
-            module = MetadataWrapper(module).visit(rule.Transformer(ctx))
-    module = AddImportsVisitor(ctx.codemod).transform_module(module)
-    module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
+        if rule.Transformer is None or ctx.backend not in rule.BACKENDS:
+            continue
+        if facts is not None and rule.NEEDS and not any(_present(need, facts) for need in rule.NEEDS):
+            continue
+        module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rule.Transformer(ctx))
+    if ctx.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        module = AddImportsVisitor(ctx.codemod).transform_module(module)
+    if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+        module = RemoveImportsVisitor(ctx.codemod).transform_module(module)
     return module.visit(_DropMarkers(ctx.package))
 
 
-def translate(source: str, ctx: ModuleContext, rules: Iterable[type[Rule]] = RULES) -> Optional[str]:
+def _present(need: str, facts: set[str]) -> bool:
+    if need.endswith("."):
+        return any(fact.startswith(need) for fact in facts)
+    return need in facts
+
+
+class Parsed:
+    """A template module parsed once, with metadata shared by the checks of every backend."""
+
+    def __init__(self, source: str) -> None:
+        self.module = cst.parse_module(source)
+        self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        self.facts = module_facts(self.wrapper)
+
+
+def translate(source: str | Parsed, ctx: ModuleContext, rules: Iterable[type[Rule]] = RULES) -> Optional[str]:
     """Translated source, or None when the checks found problems (then see ``ctx.diagnostics``)."""
     rules = tuple(rules)
-    module = cst.parse_module(source)
+    parsed = source if isinstance(source, Parsed) else Parsed(source)
     before = len(ctx.diagnostics)
-    check(module, ctx, rules)
+    check(parsed.wrapper, ctx, rules)
     if len(ctx.diagnostics) > before:
         return None
-    return transform(module, ctx, rules).code
+    return transform(parsed.module, ctx, rules, parsed.facts).code

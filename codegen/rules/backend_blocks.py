@@ -79,6 +79,7 @@ class BackendBlocks(Rule):
     """
 
     NAME = "backend-blocks"
+    NEEDS = ("oqupy._codegen.BACKEND",)
     VALID = (
         Example(
             template=(

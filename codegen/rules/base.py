@@ -38,6 +38,9 @@ class Rule:
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     Checker: ClassVar[Optional[type[TemplateVisitor]]] = None
     Transformer: ClassVar[Optional[type[TemplateTransformer]]] = None
+    #: qualified names (a trailing "." matches a prefix) or statement kinds ("<Assign>") without which the
+    #: transformer cannot fire; empty: always run
+    NEEDS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def rewrites(cls) -> bool:

@@ -26,6 +26,7 @@ class RoutedEig(Rule):
     """
 
     NAME = "routed-eig"
+    NEEDS = ("numpy.linalg.eig", "scipy.linalg.eig")
     BACKENDS = ("jax",)
     VALID = (
         Example(

@@ -156,6 +156,7 @@ class NumpyToJax(Rule):
     """
 
     NAME = "numpy-to-jax"
+    NEEDS = ("numpy.", "scipy.")
     BACKENDS = ("jax",)
     VALID = (
         Example(

@@ -87,6 +87,7 @@ class InplaceUpdate(Rule):
     """
 
     NAME = "inplace-update"
+    NEEDS = ("<subscript-write>",)
     BACKENDS = ("jax",)
     VALID = (
         Example(

@@ -145,6 +145,7 @@ class KernelJit(Rule):
     """
 
     NAME = "kernel-jit"
+    NEEDS = ("oqupy._codegen.kernel",)
     VALID = (
         Example(
             template=(

@@ -31,6 +31,7 @@ class HostMarker(Rule):
     """Strip ``@host``: the marked function or class keeps plain NumPy/SciPy in the JAX package too."""
 
     NAME = "host-marker"
+    NEEDS = ("oqupy._codegen.host",)
     VALID = (
         Example(
             template=(

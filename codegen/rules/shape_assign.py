@@ -54,6 +54,7 @@ class ShapeAssign(Rule):
     """Rewrite ``x.shape = s`` on local arrays to ``x = x.reshape(s)``; refuse it anywhere else."""
 
     NAME = "shape-assign"
+    NEEDS = ("<shape-write>",)
     VALID = (
         Example(
             template="import numpy as np\n\n\ndef f():\n    x = np.zeros(4)\n    x.shape = (2, 2)\n    return x\n",

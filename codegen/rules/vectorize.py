@@ -134,6 +134,7 @@ class VectorizeSignature(Rule):
     """
 
     NAME = "vectorize-signature"
+    NEEDS = ("numpy.vectorize",)
     VALID = (
         Example(
             template=(

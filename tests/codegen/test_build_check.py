@@ -1,0 +1,89 @@
+"""``python -m codegen build`` / ``check``: drift, hand edits, orphans, atomic failure, determinism."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from codegen import build as codegen_build
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def fresh_tree():
+    return codegen_build.build_tree(REPO)
+
+
+def test_generated_tree_is_fresh(fresh_tree):
+    problems = codegen_build.compare(fresh_tree, REPO)
+    assert not problems, "\n".join(problems) + "\nrun `python -m codegen build`"
+
+
+def test_build_is_deterministic(fresh_tree):
+    assert codegen_build.build_tree(REPO).files == fresh_tree.files
+
+
+def test_every_generated_file_has_a_banner_naming_its_template(fresh_tree):
+    for path, content in fresh_tree.files.items():
+        if path.endswith("py.typed"):
+            continue
+        recorded, body = codegen_build.split_banner(content)
+        assert recorded == codegen_build.digest(body), path
+        assert "from " in content.splitlines()[0] and "DO NOT EDIT" in content.splitlines()[0]
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    for folder in ("src_template", "generated", "docs"):
+        shutil.copytree(
+            REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+        )
+    return tmp_path
+
+
+def problems_in(repo):
+    return "\n".join(codegen_build.compare(codegen_build.build_tree(repo), repo))
+
+
+def test_hand_edits_stale_orphan_and_missing_files_are_detected(scratch):
+    target = scratch / "generated/oqupy_jax/src/oqupy_jax/util.py"
+    target.write_text(target.read_text().replace("return out", "return out * 1"))
+    template = scratch / "src_template/oqupy/operators.py"
+    template.write_text(template.read_text() + "\n\nANSWER = 42\n")
+    (scratch / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
+    (scratch / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
+    report = problems_in(scratch)
+    assert "oqupy_jax/util.py: was edited by hand" in report and "+    return out\n" in report
+    assert "oqupy_numpy/operators.py: is stale" in report
+    assert "oqupy_numpy/extra.py: orphan" in report and "oqupy_jax/dynamics.py: missing" in report
+
+
+def test_unused_rule_is_reported(scratch):
+    (scratch / "src_template/oqupy/_linalg.py").unlink()
+    util = scratch / "src_template/oqupy/util.py"
+    util.write_text(util.read_text().replace("np.linalg.eig(liouvillian)", "np.linalg.eigh(liouvillian)"))
+    assert "rule 'routed-eig' fired on nothing" in problems_in(scratch)
+
+
+def test_failed_build_writes_nothing_and_reports_every_problem(scratch, capsys):
+    before = {p: p.read_bytes() for p in (scratch / "generated").rglob("*") if p.is_file()}
+    (scratch / "src_template/oqupy/broken.py").write_text(
+        "import numpy as np\n\n\ndef f(x: np.ndarray):\n    x[0] = 1.0\n    return np.random.rand(3)\n"
+    )
+    operators = scratch / "src_template/oqupy/operators.py"
+    operators.write_text(operators.read_text() + "\n\nANSWER = 42\n")
+    assert codegen_build.build(scratch) == 1
+    err = capsys.readouterr().err
+    assert "src_template/oqupy/broken.py:5:5: [argument-write]" in err
+    assert "src_template/oqupy/broken.py:6:12: [numpy-to-jax]" in err and "nothing written" in err
+    after = {p: p.read_bytes() for p in (scratch / "generated").rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_build_then_check_round_trip(scratch):
+    operators = scratch / "src_template/oqupy/operators.py"
+    operators.write_text(operators.read_text() + "\n\nANSWER = 42\n")
+    assert codegen_build.build(scratch) == 0
+    assert "ANSWER = 42" in (scratch / "generated/oqupy_jax/src/oqupy_jax/operators.py").read_text()
+    assert codegen_build.check(scratch) == 0
