@@ -7,6 +7,7 @@ temporary tree that is import-checked in a subprocess, and only then are changed
 
 import difflib
 import hashlib
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -156,7 +157,9 @@ def build_tree(repo: Path = REPO) -> Tree:
     tree = Tree()
     diagnostics: list[Diagnostic] = []
     paths = template_modules(repo)
-    with ProcessPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
+    # spawn, not fork: the caller may have JAX (multithreaded) loaded, and forking it can deadlock
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1), mp_context=context) as pool:
         results = list(pool.map(_translate_file, [repo] * len(paths), paths))
     for files, fired, found in results:
         tree.files.update(files)

@@ -65,7 +65,8 @@ class TempoParameters(BaseAPIClass):
         Memory cut-off in steps (>= 0).  Neither: full memory.
     add_correlation_time: float
         Correlations beyond the cut-off, up to this extra time (may be ``inf``), are folded into the oldest
-        kept step (exact for a conserved coupling operator).  ``None``: dropped.
+        kept step (exact for a conserved coupling operator).  ``None``: dropped.  Needs ``dkmax >= 1``
+        (with ``dkmax = 0`` no earlier step is kept to carry it).
     subdiv_limit: int
         Subdivision limit of the integration of time-dependent Liouvillians (``None``: midpoint samples).
     liouvillian_epsrel: float
@@ -225,7 +226,7 @@ class _Influences:
 
     def extend(self, memory: int) -> None:
         """Make the influences of step distances ``1 ... memory`` available."""
-        if memory < self.stack.shape[0] and self.stack.shape[0] > 0:
+        if 0 < memory <= self.stack.shape[0]:
             return
         eta = self.correlations.influence_coefficients(
             self.parameters.dt, max(memory, 1), subdiv_limit=self.limit
@@ -373,7 +374,7 @@ class Tempo(BaseAPIClass):
         dkmax = parameters.dkmax
         self._influences.extend(target if dkmax is None else dkmax)
         dim = self.dimension
-        with get_progress(progress_type)(count, title="--> TEMPO computation:") as progress:
+        with get_progress(progress_type)(count, title="--> TEMPO computation") as progress:
             for index in range(count):
                 self._compute_step(prop_1[index], prop_2[index])
                 state = _mps.read_out(self._sites, self._current).reshape(dim, dim)

@@ -357,3 +357,19 @@ def test_progress_bar_reports(oq, capsys):
     )
     tempo.compute(0.3, progress_type="bar")
     assert "TEMPO" in capsys.readouterr().err
+
+
+def test_svd_falls_back_to_gesvd_when_gesdd_fails(oq, monkeypatch):
+    if oq.__name__ != "oqupy_numpy":
+        pytest.skip("the gesdd -> gesvd retry is NumPy-only (JAX's SVD does not raise)")
+    mps = __import__(f"{oq.__name__}._mps", fromlist=["svd"])
+    calls = []
+
+    def failing_svd(*args, **kwargs):
+        calls.append(1)
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    matrix = np.random.default_rng(3).normal(size=(6, 4))
+    monkeypatch.setattr(mps.np.linalg, "svd", failing_svd)
+    left, values, right = mps.svd(matrix)
+    assert calls and np.allclose((left * values) @ right, matrix)
