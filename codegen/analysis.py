@@ -181,18 +181,13 @@ class ArrayScopes:
                         scope.pop(element.value.value, None)
 
 
-class TemplateVisitor(QualifiedNames, cst.CSTVisitor):
-    """Base of the checking half of rules: runs on the untouched template, so positions are exact.
+class _MarkerContext(QualifiedNames):
+    """Where the walk is: inside ``@host`` / ``@kernel`` code, and which local names are arrays.
 
-    It follows the markers: code in the other backend's block is skipped, and ``in_host`` /
-    ``in_kernel`` tell whether the current node lies inside ``@host`` or ``@kernel`` code.
+    Shared by the checking and the rewriting bases; they only differ in their hook signatures.
     """
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
-    RULE = ""
-
-    def __init__(self, ctx: ModuleContext) -> None:
-        super().__init__()
+    def _init_context(self, ctx: ModuleContext) -> None:
         self.ctx = ctx
         self.host_depth = 0
         self.kernel_depth = 0
@@ -206,6 +201,44 @@ class TemplateVisitor(QualifiedNames, cst.CSTVisitor):
     @property
     def in_kernel(self) -> bool:
         return self.kernel_depth > 0
+
+    def _enter(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        self.host_depth += self.has_marker(node, HOST_MARKER)
+        if isinstance(node, cst.FunctionDef):
+            self.kernel_depth += self.has_marker(node, KERNEL_MARKER)
+            self.function_depth += 1
+            self.arrays.enter_function(node)
+
+    def _leave(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        self.host_depth -= self.has_marker(node, HOST_MARKER)
+        if isinstance(node, cst.FunctionDef):
+            self.kernel_depth -= self.has_marker(node, KERNEL_MARKER)
+            self.function_depth -= 1
+            self.arrays.exit_function()
+
+    def _bind(self, node: cst.Assign | cst.AnnAssign | cst.For) -> None:
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self.arrays.bind(target.target, node.value)
+        elif isinstance(node, cst.AnnAssign):
+            self.arrays.bind(node.target, node.value, self.is_array_annotation(node.annotation))
+        else:
+            self.arrays.bind(node.target, None)
+
+
+class TemplateVisitor(_MarkerContext, cst.CSTVisitor):
+    """Base of the checking half of rules: runs on the untouched template, so positions are exact.
+
+    It follows the markers: code in the other backend's block is skipped, and ``in_host`` /
+    ``in_kernel`` tell whether the current node lies inside ``@host`` or ``@kernel`` code.
+    """
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
+    RULE = ""
+
+    def __init__(self, ctx: ModuleContext) -> None:
+        super().__init__()
+        self._init_context(ctx)
 
     def report(self, node: cst.CSTNode, message: str, idiom: str = "") -> None:
         start = self.get_metadata(PositionProvider, node).start
@@ -229,40 +262,31 @@ class TemplateVisitor(QualifiedNames, cst.CSTVisitor):
 
     # -- context ------------------------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
-        self.host_depth += self.has_marker(node, HOST_MARKER)
-        self.kernel_depth += self.has_marker(node, KERNEL_MARKER)
-        self.function_depth += 1
-        self.arrays.enter_function(node)
+        self._enter(node)
         return None
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.host_depth -= self.has_marker(original_node, HOST_MARKER)
-        self.kernel_depth -= self.has_marker(original_node, KERNEL_MARKER)
-        self.function_depth -= 1
-        self.arrays.exit_function()
+        self._leave(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
-        self.host_depth += self.has_marker(node, HOST_MARKER)
+        self._enter(node)
         return None
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.host_depth -= self.has_marker(original_node, HOST_MARKER)
+        self._leave(original_node)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
-        for target in original_node.targets:
-            self.arrays.bind(target.target, original_node.value)
+        self._bind(original_node)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
-        self.arrays.bind(
-            original_node.target, original_node.value, self.is_array_annotation(original_node.annotation)
-        )
+        self._bind(original_node)
 
     def visit_For(self, node: cst.For) -> Optional[bool]:
-        self.arrays.bind(node.target, None)
+        self._bind(node)
         return None
 
 
-class TemplateTransformer(QualifiedNames, cst.CSTTransformer):
+class TemplateTransformer(_MarkerContext, cst.CSTTransformer):
     """Base of the rewriting half of rules (runs after backend blocks are cut)."""
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider)
@@ -270,53 +294,37 @@ class TemplateTransformer(QualifiedNames, cst.CSTTransformer):
 
     def __init__(self, ctx: ModuleContext) -> None:
         super().__init__()
-        self.ctx = ctx
-        self.host_depth = 0
-        self.kernel_depth = 0
-        self.arrays = ArrayScopes(self)
-
-    @property
-    def in_host(self) -> bool:
-        return self.host_depth > 0
+        self._init_context(ctx)
 
     def fire(self) -> None:
         self.ctx.fire(self.RULE)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
-        self.host_depth += self.has_marker(node, HOST_MARKER)
-        self.kernel_depth += self.has_marker(node, KERNEL_MARKER)
-        self.arrays.enter_function(node)
+        self._enter(node)
         return None
 
-    def leave_FunctionDef(
-        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
-    ) -> cst.BaseStatement:
-        self.host_depth -= self.has_marker(original_node, HOST_MARKER)
-        self.kernel_depth -= self.has_marker(original_node, KERNEL_MARKER)
-        self.arrays.exit_function()
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self._leave(original_node)
         return updated_node
 
     def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
-        self.host_depth += self.has_marker(node, HOST_MARKER)
+        self._enter(node)
         return None
 
-    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.BaseStatement:
-        self.host_depth -= self.has_marker(original_node, HOST_MARKER)
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
+        self._leave(original_node)
         return updated_node
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        for target in original_node.targets:
-            self.arrays.bind(target.target, original_node.value)
+        self._bind(original_node)
         return updated_node
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
-        self.arrays.bind(
-            original_node.target, original_node.value, self.is_array_annotation(original_node.annotation)
-        )
+        self._bind(original_node)
         return updated_node
 
     def visit_For(self, node: cst.For) -> Optional[bool]:
-        self.arrays.bind(node.target, None)
+        self._bind(node)
         return None
 
 
