@@ -97,7 +97,7 @@ def bucket(rank: int) -> int:
 
 
 def svd(matrix: np.ndarray) -> tuple:
-    """Thin SVD; LAPACK ``gesdd`` first, ``gesvd`` if it does not converge."""
+    """Thin SVD.  NumPy package: LAPACK ``gesdd``, retried with ``gesvd`` if it does not converge."""
     if BACKEND == "jax":
         left, values, right = np.linalg.svd(matrix, full_matrices=False)
         return left, values, right
