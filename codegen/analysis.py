@@ -147,15 +147,10 @@ class ArrayScopes:
                 return FRESH if func.attr.value in ("conj", "astype", "dot", "sum", "__matmul__") else None
             return None
         if isinstance(value, cst.BinaryOperation):
-            if self.classify_operand(value.left) or self.classify_operand(value.right):
-                return FRESH
-            return None
+            return FRESH if self.classify(value.left) or self.classify(value.right) else None
         if isinstance(value, cst.UnaryOperation):
-            return FRESH if self.classify_operand(value.expression) else None
+            return FRESH if self.classify(value.expression) else None
         return None
-
-    def classify_operand(self, expr: cst.BaseExpression) -> bool:
-        return bool(self.classify(expr))
 
     def bind(
         self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], annotated: bool = False

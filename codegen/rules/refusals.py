@@ -9,7 +9,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from codegen import names
-from codegen.analysis import FRESH, PARAM, VIEW, TemplateVisitor
+from codegen.analysis import FRESH, PARAM, VIEW, TemplateVisitor, is_simple_index
 from codegen.rules.base import Invalid, Rule
 
 
@@ -199,8 +199,6 @@ class _IndexChecker(_JaxChecker):
             return
         if self.arrays.status(target.value.value) != FRESH:
             return
-        from codegen.analysis import is_simple_index
-
         if not all(is_simple_index(element) for element in target.slice):
             self.report(
                 target,

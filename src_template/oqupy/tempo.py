@@ -164,6 +164,22 @@ class TempoParameters(BaseAPIClass):
 
 
 @host
+def self_influence(eta: complex, comm: np.ndarray, acomm: np.ndarray) -> np.ndarray:
+    """``I0[b] = exp(-O-_b (Re eta O-_b + i Im eta O+_b))`` for the step with itself."""
+    return np.exp(-comm * (eta.real * comm + 1j * eta.imag * acomm))
+
+
+@host
+def line_influence(
+    eta: Any, comm_past: np.ndarray, acomm_past: np.ndarray, comm_current: np.ndarray
+) -> np.ndarray:
+    """``I[..., a, b] = exp(-(Re eta O-_a + i Im eta O+_a) O-_b)`` for every coefficient in ``eta`` (any shape)."""
+    eta = np.asarray(eta)[..., None]
+    past = eta.real * comm_past + 1j * eta.imag * acomm_past
+    return np.exp(-past[..., :, None] * comm_current)
+
+
+@host
 def influence_matrix(
     dk: int,
     parameters: TempoParameters,
@@ -181,8 +197,7 @@ def influence_matrix(
     limit = parameters.subdiv_limit or config.SUBDIV_LIMIT
     comm, acomm = np.asarray(coupling_comm), np.asarray(coupling_acomm)
     if dk == 0:
-        eta = correlations.influence_coefficients(dt, 0, subdiv_limit=limit)[0]
-        return np.exp(-comm * (eta.real * comm + 1j * eta.imag * acomm))
+        return self_influence(correlations.influence_coefficients(dt, 0, subdiv_limit=limit)[0], comm, acomm)
     if dk > 0:
         eta = correlations.influence_coefficients(dt, dk, subdiv_limit=limit)[dk]
     else:
@@ -191,8 +206,7 @@ def influence_matrix(
         tail = min(-dk * dt, dt + parameters.add_correlation_time)  # dk = dkmax - (step + 1)
         eta = correlations.tail_coefficient(dt, parameters.dkmax, tail, subdiv_limit=limit)
     rows, columns = (slice(None), slice(None)) if deg_positions is None else deg_positions
-    past = eta.real * comm[rows] + 1j * eta.imag * acomm[rows]
-    return np.exp(-np.outer(past, comm[columns]))
+    return line_influence(eta, comm[rows], acomm[rows], comm[columns])
 
 
 @host
@@ -220,9 +234,10 @@ class _Influences:
         self.tails: Dict[float, np.ndarray] = {}
         self.extend(0)
 
-    def _matrix(self, eta: complex) -> np.ndarray:
-        past = eta.real * self.comm[self.north_rep] + 1j * eta.imag * self.acomm[self.north_rep]
-        return np.exp(-np.outer(past, self.comm[self.west_rep]))
+    def _matrix(self, eta: Any) -> np.ndarray:
+        return line_influence(
+            eta, self.comm[self.north_rep], self.acomm[self.north_rep], self.comm[self.west_rep]
+        )
 
     def extend(self, memory: int) -> None:
         """Make the influences of step distances ``1 ... memory`` available."""
@@ -231,12 +246,8 @@ class _Influences:
         eta = self.correlations.influence_coefficients(
             self.parameters.dt, max(memory, 1), subdiv_limit=self.limit
         )
-        self.self_influence = np.exp(-self.comm * (eta[0].real * self.comm + 1j * eta[0].imag * self.acomm))
-        past = (
-            eta[1:, None].real * self.comm[self.north_rep][None]
-            + 1j * eta[1:, None].imag * self.acomm[self.north_rep][None]
-        )
-        self.stack = np.exp(-past[:, :, None] * self.comm[self.west_rep][None, None, :])
+        self.self_influence = self_influence(eta[0], self.comm, self.acomm)
+        self.stack = self._matrix(eta[1:])
 
     def get(self, dk: int, step: int) -> np.ndarray:
         """Influence of distance ``dk`` at ``step``; the oldest kept distance carries the tail if enabled."""

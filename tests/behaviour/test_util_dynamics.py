@@ -68,10 +68,17 @@ def test_validators(oq):
 
 
 def test_progress_types(oq, capsys):
+    printed = {}
     for kind in ["silent", "simple", "bar"]:
         with oq.util.get_progress(kind)(3, title="run") as progress:
             for step in range(3):
                 progress.update(step + 1)
+        assert progress.step == 3
+        printed[kind] = capsys.readouterr().err
+    assert printed["silent"] == ""
+    assert "run" in printed["simple"] and "Elapsed time" in printed["simple"]
+    assert "run" in printed["bar"] and "3/3" in printed["bar"]
+    assert oq.util.get_progress() is oq.util.ProgressBar  # the default, config.PROGRESS_TYPE
     with pytest.raises(AssertionError):
         oq.util.get_progress("fancy")
 
