@@ -12,7 +12,7 @@ DESCRIPTIONS = {
     "jax": "TEMPO and process tensors for non-Markovian open quantum systems (JAX, jit-compiled, float64).",
 }
 
-_COMMON = ["numpy>=2", "scipy>=1.11", "tqdm>=4.60"]
+_COMMON = ["numpy>=2", "scipy>=1.11", "tqdm>=4.60", "h5py>=3.8"]
 DEPENDENCIES = {"numpy": _COMMON, "jax": ["jax>=0.4.36", "jaxlib>=0.4.36", *_COMMON]}
 TEST_DEPENDENCIES = ["pytest>=8"]
 
@@ -27,13 +27,24 @@ SUBMODULES = [
     "bath",
     "system",
     "tempo",
+    "control",
+    "process_tensor",
+    "pt_tempo",
+    "system_dynamics",
 ]
 
 #: (module, names) exported at top level, in OQuPy 0.5's ``__all__`` order where it has them
 EXPORTS = [
     ("bath", ["Bath"]),
+    ("control", ["Control"]),
     ("bath_correlations", ["CustomCorrelations", "CustomSD", "PowerLawSD"]),
     ("dynamics", ["Dynamics"]),
-    ("system", ["System", "TimeDependentSystem"]),
+    ("process_tensor", ["FileProcessTensor", "SimpleProcessTensor", "TrivialProcessTensor", "import_process_tensor"]),
     ("tempo", ["Tempo", "TempoParameters", "guess_tempo_parameters", "tempo_compute"]),
+    ("pt_tempo", ["PtTempo", "pt_tempo_compute"]),
+    ("system", ["System", "TimeDependentSystem"]),
+    (
+        "system_dynamics",
+        ["compute_correlations", "compute_correlations_nt", "compute_dynamics"],
+    ),
 ]

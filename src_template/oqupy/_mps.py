@@ -133,6 +133,25 @@ def split(
     return left, right, rank
 
 
+def zip_line(sites: list, influences: list, line: int, epsrel: float) -> Tuple[list, np.ndarray]:
+    """Apply an influence line ``I[c, w]`` to consecutive sites (oldest first), truncating every bond.
+
+    The carry starts as the identity on the left bond of the first site (for a line that starts inside a
+    longer MPS, everything to its left must be left-canonical), times ones on the line index.  Returns the
+    new, left-canonical sites and the final carry ``carry[c, r, w]`` (``r``: right bond of the last site);
+    without sites the carry is ``ones((1, 1, line))``.
+    """
+    bond = sites[0].shape[0] if sites else 1
+    carry = np.einsum("lr,w->lrw", np.identity(bond, dtype=np.complex128), np.ones(line, dtype=np.complex128))
+    result = []
+    for site, influence in zip(sites, influences):
+        theta = zip_site(carry, site, influence)
+        left, right, _ = split(theta, epsrel)
+        result.append(left.reshape(carry.shape[0], site.shape[1], left.shape[1]))
+        carry = right.reshape(right.shape[0], site.shape[2], line)
+    return result, carry
+
+
 def zip_up(
     sites: list,
     current: np.ndarray,
@@ -141,19 +160,36 @@ def zip_up(
     self_influence: np.ndarray,
     epsrel: float,
 ) -> Tuple[list, np.ndarray]:
-    """Apply the influence line to all past sites (oldest first).
+    """Apply the influence line to all past sites (oldest first) and close it at the current site.
 
     Returns the truncated, left-canonical new past sites and ``G[l, b]`` at the current site.
     """
-    line = west.shape[0]
-    carry = np.ones((1, 1, line), dtype=current.dtype)
-    result = []
-    for site, influence in zip(sites, influences):
-        theta = zip_site(carry, site, influence)
-        left, right, _ = split(theta, epsrel)
-        result.append(left.reshape(carry.shape[0], site.shape[1], left.shape[1]))
-        carry = right.reshape(right.shape[0], site.shape[2], line)
+    result, carry = zip_line(sites, influences, west.shape[0], epsrel)
     return result, close_line(carry, current, west, self_influence)
+
+
+@kernel
+def open_site(
+    carry: np.ndarray, west: np.ndarray, self_influence: np.ndarray, north_rep: np.ndarray
+) -> np.ndarray:
+    """Close an influence line on a fresh path index: the new last site ``site[l, n, 1]`` of a process tensor.
+
+    ``G[l, b] = sum_w carry[l, 0, w] P_w[w, b] I0[b]`` depends on ``b`` only through its north class, so
+    the site keeps one representative ``b`` per class ``n``.
+    """
+    line_end = np.einsum("lw,wb,b->lb", carry[:, 0, :], west, self_influence)
+    return line_end[:, north_rep][:, :, None]
+
+
+def retire(sites: list, index: int, epsrel: float) -> list:
+    """Make ``sites[index]`` (the orthogonality centre) left-canonical; its remainder moves to the next site."""
+    site = sites[index]
+    bond, paths, next_bond = site.shape
+    left, right, _ = split(site.reshape(bond * paths, next_bond), epsrel)
+    result = list(sites)
+    result[index] = left.reshape(bond, paths, left.shape[1])
+    result[index + 1] = np.tensordot(right, sites[index + 1], axes=1)
+    return result
 
 
 def sweep(sites: list, current: np.ndarray, epsrel: float) -> Tuple[list, np.ndarray, int]:

@@ -1,0 +1,100 @@
+"""Instantaneous control operations on the system, applied by :func:`oqupy.compute_dynamics`.
+
+A control is a ``d^2 x d^2`` superoperator acting on ``vec(rho)`` (row-major, as everywhere in the
+package) at a time step: *pre* controls act before the state of that step is recorded ("pre-measurement"),
+*post* controls after it.  Several controls at the same step compose in the order they were added (the
+later one acts after the earlier one).
+"""
+
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from oqupy import config
+from oqupy._codegen import host
+from oqupy.base_api import BaseAPIClass
+
+_TIME_RTOL = 1e-9
+
+
+@host
+class Control(BaseAPIClass):
+    """Control operations on a system of Hilbert space dimension ``dimension``.
+
+    Parameters
+    ----------
+    dimension: int
+        Hilbert space dimension d of the system.
+    """
+
+    def __init__(self, dimension: int, name: Optional[str] = None, description: Optional[str] = None) -> None:
+        super().__init__(name, description)
+        if isinstance(dimension, bool) or not isinstance(dimension, int):
+            raise AssertionError("Argument 'dimension' must be int.")
+        assert dimension > 0, "Argument 'dimension' must be positive."
+        self._dimension = dimension
+        self._step_controls: Dict[Tuple[int, bool], np.ndarray] = {}
+        self._time_controls: List[Tuple[float, bool, np.ndarray]] = []
+
+    def _str_items(self) -> list:
+        return [("dimension", self._dimension), ("controls", len(self._step_controls) + len(self._time_controls))]
+
+    @property
+    def dimension(self) -> int:
+        """Hilbert space dimension of the system."""
+        return self._dimension
+
+    def add_single(self, time: object, control_operation: np.ndarray, post: bool = False) -> None:
+        """Add a control superoperator at a step (``int``) or at a time (``float``), before or after read-out.
+
+        Parameters
+        ----------
+        time: int or float
+            Step index, or time (matched to the step grid when the dynamics is computed).
+        control_operation: ndarray
+            ``d^2 x d^2`` superoperator, e.g. ``operators.left_super(sigma_x)`` for ``rho -> sigma_x rho``.
+        post: bool
+            Act after the state of that step is recorded (default: before).
+        """
+        operation = np.array(control_operation, dtype=config.NpDtype)
+        dim2 = self._dimension**2
+        assert operation.shape == (dim2, dim2), (
+            f"Argument 'control_operation' must have shape {(dim2, dim2)}, not {operation.shape}."
+        )
+        if not np.all(np.isfinite(operation)):
+            raise ValueError("Argument 'control_operation' contains NaN or inf.")
+        post = bool(post)
+        if isinstance(time, (int, np.integer)) and not isinstance(time, bool):
+            key = (int(time), post)
+            previous = self._step_controls.get(key)
+            self._step_controls[key] = operation if previous is None else operation @ previous
+        elif isinstance(time, (float, np.floating)):
+            self._time_controls.append((float(time), post, operation))
+        else:
+            raise TypeError("Argument 'time' must be int (a step) or float (a time).")
+
+    def add_continuous(self, control_fct: object, post: bool = False) -> None:
+        """Continuous controls are not implemented (as in OQuPy 0.5)."""
+        raise NotImplementedError("Continuous controls are not implemented.")
+
+    def get_controls(
+        self, step: int, dt: Optional[float] = None, start_time: float = 0.0
+    ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        """``(pre, post)`` superoperators at ``step`` (each None if there is none).
+
+        Controls given by time need ``dt``: a time ``t`` belongs to the step ``n`` with
+        ``t = start_time + n dt`` (relative tolerance 1e-9).
+        """
+        result: List[Optional[np.ndarray]] = []
+        for post in (False, True):
+            operation = self._step_controls.get((step, post))
+            for time, time_post, time_operation in self._time_controls:
+                if time_post != post:
+                    continue
+                if dt is None:
+                    raise ValueError("Controls given by time need the time step 'dt'.")
+                position = (time - start_time) / dt
+                if round(position) == step and abs(position - step) <= _TIME_RTOL * max(1.0, abs(position)):
+                    operation = time_operation if operation is None else time_operation @ operation
+            result.append(operation)
+        return result[0], result[1]

@@ -1,0 +1,230 @@
+r"""PT-TEMPO: the process tensor of a Gaussian bosonic bath, computed once and reusable for any system.
+
+The influence functional ``F(a_0, ..., a_{N-1}) = prod_n I0(a_n) prod_{k=1}^{K} I_k(a_{n-k}, a_n)``
+(``a_n``: the path index of step ``n`` in the coupling eigenbasis, ``K = dkmax``; the same influences as
+:mod:`oqupy.tempo`) is built as a matrix product state over time, one site per step.  Step ``n`` applies the
+influence line of the new index ``a_n`` to the last ``K`` sites (a zip-up that starts inside the MPS:
+everything older is left-canonical and untouched), closes the line on a new last site, sweeps back over
+the line with the truncation ``epsrel``, and, once the memory is full, makes the oldest site of the line
+left-canonical (it leaves the memory window).  This is TEMPO without system propagators and with the path
+sums replaced by that canonicalisation, so PT-TEMPO + :func:`oqupy.compute_dynamics` reproduces TEMPO on
+the same parameters up to the truncation.
+
+**[Jorgensen2019]** M. R. Jorgensen and F. A. Pollock, Phys. Rev. Lett. 123, 240602 (2019).
+**[Fux2021]** G. E. Fux, E. P. Butler, P. R. Eastham, B. W. Lovett and J. Keeling, Phys. Rev. Lett. 126,
+200401 (2021).
+"""
+
+from typing import Any, List, Optional, Union
+
+import numpy as np
+
+from oqupy import _mps, config, operators
+from oqupy._codegen import host
+from oqupy.base_api import BaseAPIClass
+from oqupy.bath import Bath
+from oqupy.process_tensor import BaseProcessTensor, FileProcessTensor, SimpleProcessTensor
+from oqupy.tempo import TempoParameters, _Influences, guess_tempo_parameters, num_steps_between
+from oqupy.util import get_progress
+
+
+@host
+def _float_time(value: Any, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError) as err:
+        raise AssertionError(f"Argument '{name}' must be float.") from err
+
+
+@host
+def _is_identity(matrix: np.ndarray) -> bool:
+    return bool(np.array_equal(matrix, np.identity(matrix.shape[0], dtype=matrix.dtype)))
+
+
+@host
+def _export_tensors(sites: List[Any], north_map: np.ndarray) -> List[np.ndarray]:
+    """MPS sites ``site[p, class, f]`` -> MPO tensors ``T[p, f, a]`` over the full Liouville index.
+
+    Bond indices that carry only zeros (the zero padding of ``oqupy_jax``) are dropped, so the stored
+    process tensor has the same, exact bond dimensions in both packages.
+    """
+    tensors = [np.asarray(site)[:, north_map, :].transpose(0, 2, 1) for site in sites]
+    for step in range(len(tensors) - 1):
+        left, right = tensors[step], tensors[step + 1]
+        used = np.any(left != 0.0, axis=(0, 2)) & np.any(right != 0.0, axis=(1, 2))
+        if not np.all(used):
+            if not np.any(used):
+                used[0] = True
+            tensors[step] = left[:, used, :]
+            tensors[step + 1] = right[used, :, :]
+    return [np.ascontiguousarray(tensor) for tensor in tensors]
+
+
+class PtTempo(BaseAPIClass):
+    """Process tensor time-evolving matrix product operator computation (PT-TEMPO).
+
+    Parameters
+    ----------
+    bath: Bath
+        Coupling operator and bath correlations.
+    start_time, end_time: float
+        The process tensor covers ``N = (end_time - start_time) / dt`` steps (at least 2).
+    parameters: TempoParameters
+        dt, epsrel, memory cut-off and tail, as for TEMPO.
+    unique: bool
+        Reduce path indices to degeneracy classes of the coupling while computing (same result, faster).
+    process_tensor_file: str or bool
+        ``None``/``False``: keep the result in memory (:class:`SimpleProcessTensor`); a filename, or
+        ``True`` for a temporary file: write it to HDF5 (:class:`FileProcessTensor`).
+    overwrite: bool
+        Replace an existing ``process_tensor_file``.
+    backend_config: dict
+        Accepted for OQuPy compatibility; unused.
+    """
+
+    def __init__(
+        self,
+        bath: Bath,
+        start_time: float,
+        end_time: float,
+        parameters: TempoParameters,
+        unique: bool = False,
+        process_tensor_file: Optional[Union[str, bool]] = None,
+        overwrite: bool = False,
+        backend_config: Optional[dict] = None,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        super().__init__(name, description)
+        assert isinstance(bath, Bath), "Argument 'bath' must be an oqupy.Bath object."
+        assert isinstance(parameters, TempoParameters), (
+            "Argument 'parameters' must be an oqupy.TempoParameters object."
+        )
+        assert isinstance(unique, bool), "Argument 'unique' must be bool."
+        self._start_time = _float_time(start_time, "start_time")
+        self._end_time = _float_time(end_time, "end_time")
+        self._num_steps = num_steps_between(self._start_time, self._end_time, parameters.dt)
+        assert self._num_steps >= 2, "PT-TEMPO needs at least two time steps between start and end time."
+        self._bath = bath
+        self._parameters = parameters
+        self._unique = unique
+        self._file = process_tensor_file
+        self._overwrite = overwrite
+        self._backend_config = backend_config
+        self._influences = _Influences(bath, parameters, unique)
+        self._north_map = bath.north_degeneracy_map if unique else np.arange(bath.dimension**2)
+        unitary = np.asarray(bath.unitary_transform, dtype=config.NpDtype)
+        if _is_identity(unitary):
+            self._transforms: tuple = (None, None)
+        else:
+            self._transforms = (
+                np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T,
+                np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T,
+            )
+        self._sites: list = []
+        self._step = 0
+        self._max_bond = 1
+        self._process_tensor: Optional[BaseProcessTensor] = None
+
+    @property
+    def dimension(self) -> int:
+        """Hilbert space dimension of the system the bath couples to."""
+        return self._bath.dimension
+
+    @property
+    def num_steps(self) -> int:
+        """Number of time steps of the process tensor."""
+        return self._num_steps
+
+    @property
+    def max_bond_dimension(self) -> int:
+        """Largest bond dimension kept so far."""
+        return self._max_bond
+
+    def compute(self, progress_type: Optional[str] = None) -> None:
+        """Compute every step (resumes where an earlier call stopped) and assemble the process tensor."""
+        remaining = self._num_steps - self._step
+        if remaining > 0:
+            self._influences.extend(
+                self._num_steps if self._parameters.dkmax is None else self._parameters.dkmax
+            )
+            with get_progress(progress_type)(remaining, title="--> PT-TEMPO computation") as progress:
+                for index in range(remaining):
+                    self._compute_step()
+                    progress.update(index + 1)
+        if self._process_tensor is None:
+            self._process_tensor = self._assemble()
+
+    def get_process_tensor(self, progress_type: Optional[str] = None) -> BaseProcessTensor:
+        """The process tensor (computed first if needed)."""
+        self.compute(progress_type)
+        assert self._process_tensor is not None
+        return self._process_tensor
+
+    def _compute_step(self) -> None:
+        influences, parameters = self._influences, self._parameters
+        sites, step, dkmax = self._sites, self._step, parameters.dkmax
+        count = len(sites) if dkmax is None else min(len(sites), dkmax)
+        start = len(sites) - count
+        matrices = [influences.get(count - index, step) for index in range(count)]
+        line, carry = _mps.zip_line(sites[start:], matrices, influences.west.shape[0], parameters.epsrel)
+        new_site = _mps.open_site(carry, influences.west, influences.self_influence, influences.north_rep)
+        bond, classes, _ = new_site.shape
+        line, last, rank = _mps.sweep(line, new_site.reshape(bond, classes), parameters.epsrel)
+        sites = [*sites[:start], *line, last.reshape(last.shape[0], classes, 1)]
+        if dkmax is not None and len(sites) - dkmax > start:
+            sites = _mps.retire(sites, start, parameters.epsrel)
+        self._max_bond = max(self._max_bond, rank)
+        self._sites = sites
+        self._step = step + 1
+
+    def _assemble(self) -> BaseProcessTensor:
+        dt, dim = self._parameters.dt, self._bath.dimension
+        transform_in, transform_out = self._transforms
+        description = f"PT-TEMPO process tensor of {self._num_steps} steps for bath '{self._bath.name}'"
+        pt: Any
+        if self._file is None or self._file is False:
+            pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
+        else:
+            filename = None if self._file is True else str(self._file)
+            mode = "overwrite" if self._overwrite else "write"
+            pt = FileProcessTensor(mode, filename, dim, dt, transform_in, transform_out, self.name, description)
+        for step, tensor in enumerate(_export_tensors(self._sites, self._north_map)):
+            pt.set_mpo_tensor(step, tensor)
+        pt.compute_caps()
+        if isinstance(pt, FileProcessTensor):
+            pt.flush()
+        return pt
+
+
+def pt_tempo_compute(
+    bath: Bath,
+    start_time: float,
+    end_time: float,
+    parameters: Optional[TempoParameters] = None,
+    unique: bool = False,
+    tolerance: Optional[float] = config.PT_DEFAULT_TOLERANCE,
+    process_tensor_file: Optional[Union[str, bool]] = None,
+    overwrite: bool = False,
+    backend_config: Optional[dict] = None,
+    progress_type: Optional[str] = None,
+    name: Optional[str] = None,
+    description: Optional[str] = None,
+) -> BaseProcessTensor:
+    """Shortcut: create a :class:`PtTempo` (guessing parameters if none are given) and return its process tensor."""
+    if parameters is None:
+        assert tolerance is not None, "If 'parameters' is None then 'tolerance' must be given."
+        parameters = guess_tempo_parameters(bath, start_time, end_time, None, tolerance)
+    pt_tempo = PtTempo(
+        bath,
+        start_time,
+        end_time,
+        parameters,
+        unique,
+        process_tensor_file,
+        overwrite,
+        backend_config,
+        name,
+        description,
+    )
+    return pt_tempo.get_process_tensor(progress_type)
