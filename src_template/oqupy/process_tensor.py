@@ -364,14 +364,20 @@ class SimpleProcessTensor(BaseProcessTensor):
             self.description,
         )
         try:
-            if self._initial_tensor is not None:
-                pt_file.set_initial_tensor(self._initial_tensor)
-            for step, tensor in enumerate(self._mpo_tensors):
-                pt_file.set_mpo_tensor(step, tensor)
-            for step, cap in enumerate(self._computed_caps()):
-                pt_file.set_cap_tensor(step, cap)
-        finally:
-            pt_file.close()
+            self.copy_into(pt_file)
+        except BaseException:
+            pt_file.abandon()
+            raise
+        pt_file.close()
+
+    def copy_into(self, target: BaseProcessTensor) -> None:
+        """Write the initial tensor, every MPO tensor and the caps (computed if needed) into ``target``."""
+        if self._initial_tensor is not None:
+            target.set_initial_tensor(self._initial_tensor)
+        for step, tensor in enumerate(self._mpo_tensors):
+            target.set_mpo_tensor(step, tensor)
+        for step, cap in enumerate(self._computed_caps()):
+            target.set_cap_tensor(step, cap)
 
 
 @host
@@ -575,6 +581,8 @@ class FileProcessTensor(BaseProcessTensor):
             if tensor.ndim not in (3, 4):
                 raise ValueError(f"An MPO tensor must have rank 3 or 4, not {tensor.ndim}.")
         self._write("mpo", step, tensor)
+        for dataset in (self._file["cap_tensors_data"], self._file["cap_tensors_shape"]):
+            dataset.resize((0,))  # the caps depend on every tensor: stale now
 
     def get_raw_mpo_tensor(self, step: int) -> Optional[np.ndarray]:
         """The stored MPO tensor of ``step`` (rank 3 or 4, untransformed)."""
@@ -648,8 +656,17 @@ class FileProcessTensor(BaseProcessTensor):
     def __enter__(self) -> "FileProcessTensor":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exception_type: Any, *exc: Any) -> None:
+        if exception_type is None:
+            self.close()
+        else:
+            self.abandon()
+
+    def abandon(self) -> None:
+        """Close the file without marking it complete (after a failed write it stays refused on open)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 @host

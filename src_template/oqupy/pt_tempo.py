@@ -41,22 +41,30 @@ def _is_identity(matrix: np.ndarray) -> bool:
     return bool(np.array_equal(matrix, np.identity(matrix.shape[0], dtype=matrix.dtype)))
 
 
+NEGLIGIBLE_BOND = 1e-13
+"""A bond index whose slice norm is below this fraction of the largest one carries nothing."""
+
+
 @host
 def _export_tensors(sites: List[Any], north_map: np.ndarray) -> List[np.ndarray]:
     """MPS sites ``site[p, class, f]`` -> MPO tensors ``T[p, f, a]`` over the full Liouville index.
 
-    Bond indices that carry only zeros (the zero padding of ``oqupy_jax``) are dropped, so the stored
-    process tensor has the same, exact bond dimensions in both packages.
+    Bond indices that carry nothing on either side (the zero padding of ``oqupy_jax``, which picks up
+    rounding noise of order 1e-20 in SVDs, or a singular value below ``NEGLIGIBLE_BOND``) are dropped, so
+    the stored process tensor has the same, exact bond dimensions in both packages.
     """
     tensors = [np.asarray(site)[:, north_map, :].transpose(0, 2, 1) for site in sites]
     for step in range(len(tensors) - 1):
         left, right = tensors[step], tensors[step + 1]
-        used = np.any(left != 0.0, axis=(0, 2)) & np.any(right != 0.0, axis=(1, 2))
-        if not np.all(used):
-            if not np.any(used):
-                used[0] = True
-            tensors[step] = left[:, used, :]
-            tensors[step + 1] = right[used, :, :]
+        norms_left = np.sqrt(np.sum(np.abs(left) ** 2, axis=(0, 2)))
+        norms_right = np.sqrt(np.sum(np.abs(right) ** 2, axis=(1, 2)))
+        used = (norms_left > NEGLIGIBLE_BOND * norms_left.max()) & (
+            norms_right > NEGLIGIBLE_BOND * norms_right.max()
+        )
+        if not np.any(used):
+            used[0] = True
+        tensors[step] = left[:, used, :]
+        tensors[step + 1] = right[used, :, :]
     return [np.ascontiguousarray(tensor) for tensor in tensors]
 
 
@@ -145,9 +153,8 @@ class PtTempo(BaseAPIClass):
         """Compute every step (resumes where an earlier call stopped) and assemble the process tensor."""
         remaining = self._num_steps - self._step
         if remaining > 0:
-            self._influences.extend(
-                self._num_steps if self._parameters.dkmax is None else self._parameters.dkmax
-            )
+            dkmax = self._parameters.dkmax
+            self._influences.extend(self._num_steps if dkmax is None else min(dkmax, self._num_steps))
             with get_progress(progress_type)(remaining, title="--> PT-TEMPO computation") as progress:
                 for index in range(remaining):
                     self._compute_step()
@@ -179,22 +186,27 @@ class PtTempo(BaseAPIClass):
         self._step = step + 1
 
     def _assemble(self) -> BaseProcessTensor:
+        """The process tensor, normalised so that ``cap_0 = 1`` (the initial state is read back exactly)."""
         dt, dim = self._parameters.dt, self._bath.dimension
         transform_in, transform_out = self._transforms
         description = f"PT-TEMPO process tensor of {self._num_steps} steps for bath '{self._bath.name}'"
-        pt: Any
-        if self._file is None or self._file is False:
-            pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
-        else:
-            filename = None if self._file is True else str(self._file)
-            mode = "overwrite" if self._overwrite else "write"
-            pt = FileProcessTensor(mode, filename, dim, dt, transform_in, transform_out, self.name, description)
-        for step, tensor in enumerate(_export_tensors(self._sites, self._north_map)):
+        pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
+        tensors = _export_tensors(self._sites, self._north_map)
+        for step, tensor in enumerate(tensors):
             pt.set_mpo_tensor(step, tensor)
         pt.compute_caps()
-        if isinstance(pt, FileProcessTensor):
-            pt.flush()
-        return pt
+        trace = pt.get_cap_tensor(0)
+        assert trace is not None
+        pt.set_mpo_tensor(0, tensors[0] / trace[0])
+        pt.compute_caps()
+        if self._file is None or self._file is False:
+            return pt
+        filename = None if self._file is True else str(self._file)
+        mode = "overwrite" if self._overwrite else "write"
+        pt_file = FileProcessTensor(mode, filename, dim, dt, transform_in, transform_out, self.name, description)
+        pt.copy_into(pt_file)
+        pt_file.flush()
+        return pt_file
 
 
 def pt_tempo_compute(

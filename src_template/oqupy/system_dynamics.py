@@ -172,8 +172,9 @@ def _stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> tuple:
             else np.einsum("pfi,io->pfio", tensor, np.identity(tensor.shape[2], dtype=tensor.dtype))
             for tensor in tensors
         ]
-    bond = _bucket(max(max(t.shape[0] for t in tensors), max(t.shape[1] for t in tensors)))
-    stacked = np.zeros((len(tensors), bond, bond, *tensors[0].shape[2:]), dtype=config.NpDtype)
+    bond = _bucket(max([cap.shape[0] for cap in caps] + [max(t.shape[:2]) for t in tensors]))
+    legs = tensors[0].shape[2:] if tensors else ()
+    stacked = np.zeros((len(tensors), bond, bond, *legs), dtype=config.NpDtype)
     for step, tensor in enumerate(tensors):
         stacked[step, : tensor.shape[0], : tensor.shape[1]] = tensor
     padded_caps = np.zeros((len(caps), bond), dtype=config.NpDtype)

@@ -383,7 +383,7 @@ class Tempo(BaseAPIClass):
             parameters.dt, first_time, count, parameters.subdiv_limit, parameters.liouvillian_epsrel
         )
         dkmax = parameters.dkmax
-        self._influences.extend(target if dkmax is None else dkmax)
+        self._influences.extend(target if dkmax is None else min(dkmax, target))
         dim = self.dimension
         with get_progress(progress_type)(count, title="--> TEMPO computation") as progress:
             for index in range(count):

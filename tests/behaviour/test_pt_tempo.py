@@ -1,0 +1,383 @@
+"""PT-TEMPO, compute_dynamics, Control and correlations: closed forms, TEMPO equivalence, additivity, bad input."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+OHMIC = dict(alpha=0.3, zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.5)
+
+
+def states(dynamics):
+    return np.asarray(dynamics.states)
+
+
+def build_pt(oq, coupling, sd_args, end, unique=False, **parameters):
+    bath = oq.Bath(coupling, oq.PowerLawSD(**sd_args))
+    pt_tempo = oq.PtTempo(bath, 0.0, end, oq.TempoParameters(**parameters), unique=unique)
+    return pt_tempo.get_process_tensor(progress_type="silent")
+
+
+def tempo_states(oq, system, coupling, sd_args, state, end, unique=False, **parameters):
+    bath = oq.Bath(coupling, oq.PowerLawSD(**sd_args))
+    tempo = oq.Tempo(system, bath, oq.TempoParameters(**parameters), state, 0.0, unique)
+    return states(tempo.compute(end, progress_type="silent"))
+
+
+EQUIVALENCE = {
+    "diagonal-tail": dict(coupling="z", unique=False, dkmax=4, add_correlation_time=0.5),
+    "rotated-unique-full-memory": dict(coupling="x", unique=True, dkmax=None, add_correlation_time=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EQUIVALENCE))
+def test_pt_tempo_dynamics_equals_tempo(oq, name):
+    """Same bath and parameters: PT-TEMPO + compute_dynamics reproduces TEMPO to the truncation tolerance."""
+    case = EQUIVALENCE[name]
+    op = oq.operators
+    system = oq.System(0.5 * op.sigma("x") + 0.3 * op.sigma("z"))
+    coupling = 0.5 * op.sigma(case["coupling"])
+    parameters = dict(
+        dt=0.1, epsrel=1e-9, dkmax=case["dkmax"], add_correlation_time=case["add_correlation_time"]
+    )
+    expected = tempo_states(oq, system, coupling, OHMIC, op.spin_dm("up"), 1.0, case["unique"], **parameters)
+    pt = build_pt(oq, coupling, OHMIC, 1.0, case["unique"], **parameters)
+    assert len(pt) == 10 and pt.dt == 0.1
+    got = states(oq.compute_dynamics(system, op.spin_dm("up"), process_tensor=pt, progress_type="silent"))
+    assert got.shape == expected.shape == (11, 2, 2)
+    # measured: 1e-9 .. 9e-9 (the truncation at epsrel 1e-9); the coupling matters (|rho(1) - rho(0)| ~ 0.3)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=5e-8)
+    assert np.abs(expected[-1] - expected[0]).max() > 0.1
+
+
+def test_pt_tempo_converges_to_tempo_with_epsrel(oq):
+    op = oq.operators
+    system = oq.System(0.5 * op.sigma("x"))
+    coupling = 0.5 * op.sigma("z")
+    errors = []
+    for epsrel in (1e-4, 1e-6, 1e-8):
+        parameters = dict(dt=0.1, epsrel=epsrel, dkmax=5)
+        reference = tempo_states(
+            oq, system, coupling, OHMIC, op.spin_dm("up"), 1.0, **{**parameters, "epsrel": 1e-11}
+        )
+        pt = build_pt(oq, coupling, OHMIC, 1.0, **parameters)
+        got = states(oq.compute_dynamics(system, op.spin_dm("up"), process_tensor=pt, progress_type="silent"))
+        errors.append(np.abs(got - reference).max())
+    assert errors[0] > errors[1] > errors[2]
+    assert errors[2] < 1e-6
+
+
+def test_one_process_tensor_serves_several_hamiltonians(oq):
+    op = oq.operators
+    coupling = 0.5 * op.sigma("z")
+    parameters = dict(dt=0.1, epsrel=1e-9, dkmax=5)
+    pt = build_pt(oq, coupling, OHMIC, 1.0, **parameters)
+    finals = []
+    for field in (0.2, 1.0, 2.0):
+        system = oq.System(0.5 * field * op.sigma("x"))
+        got = states(oq.compute_dynamics(system, op.spin_dm("up"), process_tensor=pt, progress_type="silent"))
+        expected = tempo_states(oq, system, coupling, OHMIC, op.spin_dm("up"), 1.0, **parameters)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=5e-8)
+        finals.append(got[-1])
+    assert np.abs(finals[0] - finals[2]).max() > 0.1
+
+
+def test_two_baths_at_half_coupling_equal_one_bath(oq):
+    """eta is linear in alpha and both baths couple through 1/2 sigma_z: F(alpha/2)^2 = F(alpha)."""
+    op = oq.operators
+    sd_args = dict(zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.2)
+    parameters = dict(dt=0.1, dkmax=5, epsrel=1e-8)
+    coupling = 0.5 * op.sigma("z")
+    half = build_pt(oq, coupling, {**sd_args, "alpha": 0.05}, 1.0, **parameters)
+    full = build_pt(oq, coupling, {**sd_args, "alpha": 0.1}, 1.0, **parameters)
+    system = oq.System(op.sigma("x"))
+    two = states(
+        oq.compute_dynamics(system, op.spin_dm("z+"), process_tensor=[half, half], progress_type="silent")
+    )
+    one = states(oq.compute_dynamics(system, op.spin_dm("z+"), process_tensor=full, progress_type="silent"))
+    single = states(
+        oq.compute_dynamics(system, op.spin_dm("z+"), process_tensor=half, progress_type="silent")
+    )
+    np.testing.assert_allclose(two, one, rtol=0, atol=1e-6)
+    assert np.abs(single - one).max() > 1e-3  # one bath at alpha/2 is visibly different
+    with_trivial = oq.compute_dynamics(
+        system, op.spin_dm("z+"), process_tensor=[oq.TrivialProcessTensor(2), full], progress_type="silent"
+    )
+    np.testing.assert_allclose(states(with_trivial), one, rtol=0, atol=1e-13)
+
+
+def test_pure_dephasing_with_tail_is_exact(oq):
+    """Super-Ohmic dephasing, dkmax = 2 with the whole tail: y(t) = exp(-Re eta(t)) at every step."""
+    op = oq.operators
+    sd_args = dict(alpha=0.3, zeta=3, cutoff=5.0, cutoff_type="exponential", temperature=0.0)
+    pt = build_pt(
+        oq, 0.5 * op.sigma("z"), sd_args, 10.0, dt=0.4, dkmax=2, epsrel=1e-5, add_correlation_time=np.inf
+    )
+    dynamics = oq.compute_dynamics(
+        oq.System(0 * op.sigma("x")), op.spin_dm("y+"), process_tensor=pt, progress_type="silent"
+    )
+    times, sy = dynamics.expectations(op.sigma("y"), real=True)
+    x = (5.0 * np.asarray(times)) ** 2
+    exact = np.exp(-2 * 0.3 * (1 + (x - 1) / (x + 1) ** 2))
+    np.testing.assert_allclose(np.asarray(sy), exact, rtol=0, atol=1e-4)
+    assert abs(float(np.asarray(sy)[-1]) - 0.548680) < 1e-4
+
+
+def test_independent_boson_two_time_correlation(oq):
+    """<sigma_x(t) sigma_x(0)> for coupling |up><up| equals exp(-eta(t) - i (eps + lambda) t)."""
+    op = oq.operators
+    alpha, cutoff, temperature, eps = 0.1, 3.0, 1.309, 5.0
+    shift = 2 * alpha * cutoff
+    sd = oq.PowerLawSD(alpha=alpha, zeta=1, cutoff=cutoff, cutoff_type="exponential", temperature=temperature)
+    errors = []
+    for epsrel in (1e-6, 1e-8):
+        pt = oq.PtTempo(
+            oq.Bath(op.spin_dm("z+"), sd), 0.0, 1.0, oq.TempoParameters(dt=0.05, epsrel=epsrel, dkmax=500)
+        ).get_process_tensor(progress_type="silent")
+        system = oq.System(0.5 * (eps + shift) * op.sigma("z"))
+        times, corr = oq.compute_correlations_nt(
+            system,
+            pt,
+            [op.sigma("x"), op.sigma("x")],
+            [0.0, (0.0, 1.0)],
+            ["left", "left"],
+            initial_state=op.spin_dm("z-"),
+            progress_type="silent",
+        )
+        t = np.asarray(times[1])
+        assert corr.shape == (1, 21) and np.allclose(t, 0.05 * np.arange(21))
+        eta = np.array([sd.correlation_2d_integral(delta=s, time_1=0.0, shape="upper-triangle") for s in t])
+        exact = np.exp(-eta - 1j * (eps + shift) * t)
+        errors.append(np.abs(corr[0] - exact).max())
+    # measured: 7.5e-4 at epsrel 1e-6, 1.4e-5 at 1e-8 (process-tensor truncation; the phase is exact)
+    assert errors[1] < 5e-5 and errors[0] > errors[1]
+
+
+def test_correlation_orders_against_unitary_closed_form(oq):
+    """No coupling: <B(t_b) A(t_a)> from Heisenberg operators, for 'ordered', 'anti' and 'full'."""
+    op = oq.operators
+    hamiltonian = np.asarray(0.7 * op.sigma("x") + 0.2 * op.sigma("z"))
+    sd_args = dict(alpha=0.0, zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.0)
+    pt = build_pt(oq, 0.5 * op.sigma("z"), sd_args, 0.6, dt=0.1, dkmax=3, epsrel=1e-10)
+    rho0 = np.asarray(op.spin_dm("x+"))
+    a, b = np.asarray(op.sigma("y")), np.asarray(op.sigma("z"))
+
+    def heisenberg(operator, t):
+        u = scipy.linalg.expm(-1j * hamiltonian * t)
+        return u.conj().T @ operator @ u
+
+    grid = 0.1 * np.arange(7)
+    exact = np.array([[np.trace(heisenberg(b, tb) @ heisenberg(a, ta) @ rho0) for tb in grid] for ta in grid])
+    system = oq.System(hamiltonian)
+    common = dict(initial_state=op.spin_dm("x+"), progress_type="silent")
+    _, ordered = oq.compute_correlations(system, pt, a, b, slice(None), slice(None), "ordered", **common)
+    _, anti = oq.compute_correlations(system, pt, a, b, slice(None), slice(None), "anti", **common)
+    times, full = oq.compute_correlations(system, pt, a, b, slice(None), slice(None), "full", **common)
+    upper = np.triu(np.ones((7, 7), dtype=bool))
+    np.testing.assert_allclose(ordered[upper], exact[upper], atol=1e-12)
+    assert np.all(np.isnan(ordered[~upper]))
+    np.testing.assert_allclose(anti[upper.T], exact[upper.T], atol=1e-12)
+    assert np.all(np.isnan(anti[~upper.T]))
+    np.testing.assert_allclose(full, exact, atol=1e-12)
+    np.testing.assert_allclose(times[0], grid)
+
+
+def test_four_time_correlation_at_zero_is_one(oq):
+    op = oq.operators
+    pt = build_pt(oq, 0.5 * op.sigma("z"), OHMIC, 1.0, dt=0.1, dkmax=5, epsrel=1e-6)
+    _, corr = oq.compute_correlations_nt(
+        oq.System(2.5 * op.sigma("x")),
+        pt,
+        [op.sigma("x")] * 4,
+        [0, 0, 0, 0],
+        ["left"] * 4,
+        initial_state=op.spin_dm("up"),
+        progress_type="silent",
+    )
+    assert corr.shape == (1, 1, 1, 1)
+    assert abs(corr[0, 0, 0, 0] - 1.0) < 1e-12  # the process tensor is normalised: cap_0 = 1
+
+
+def test_correlation_time_errors(oq):
+    op = oq.operators
+    pt = build_pt(oq, 0.5 * op.sigma("z"), OHMIC, 0.3, dt=0.1, dkmax=2, epsrel=1e-6)
+    system = oq.System(op.sigma("x"))
+    x = op.sigma("x")
+    with pytest.raises(IndexError):
+        oq.compute_correlations(
+            system, pt, x, x, 0, 9, initial_state=op.spin_dm("up"), progress_type="silent"
+        )
+    with pytest.raises(TypeError):
+        oq.compute_correlations(
+            system, pt, x, x, "now", 1, initial_state=op.spin_dm("up"), progress_type="silent"
+        )
+    with pytest.raises(AssertionError):
+        oq.compute_correlations_nt(system, pt, [x, x], [0], ["left", "left"], initial_state=op.spin_dm("up"))
+
+
+# -- compute_dynamics without environment, controls ---------------------------------------------------------
+
+
+def lindblad_states(hamiltonian, gamma, jump, rho0, dt, num_steps):
+    dim = hamiltonian.shape[0]
+    one = np.identity(dim)
+    liouvillian = -1j * (np.kron(hamiltonian, one) - np.kron(one, hamiltonian.T))
+    liouvillian += gamma * (
+        np.kron(jump, jump.conj())
+        - 0.5 * (np.kron(jump.conj().T @ jump, one) + np.kron(one, (jump.conj().T @ jump).T))
+    )
+    step = scipy.linalg.expm(liouvillian * dt)
+    vector, result = rho0.reshape(-1), []
+    for _ in range(num_steps + 1):
+        result.append(vector.reshape(dim, dim))
+        vector = step @ vector
+    return np.array(result)
+
+
+def test_no_environment_is_the_lindblad_evolution(oq):
+    op = oq.operators
+    hamiltonian, jump = np.asarray(0.8 * op.sigma("x")), np.asarray(op.sigma("-"))
+    system = oq.System(hamiltonian, gammas=[0.3], lindblad_operators=[jump])
+    got = oq.compute_dynamics(
+        system, op.spin_dm("up"), dt=0.1, num_steps=12, start_time=1.0, progress_type="silent"
+    )
+    expected = lindblad_states(hamiltonian, 0.3, jump, np.asarray(op.spin_dm("up")), 0.1, 12)
+    np.testing.assert_allclose(states(got), expected, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(got.times), 1.0 + 0.1 * np.arange(13), atol=1e-14)
+    final = oq.compute_dynamics(
+        system,
+        op.spin_dm("up"),
+        dt=0.1,
+        num_steps=12,
+        start_time=1.0,
+        record_all=False,
+        progress_type="silent",
+    )
+    assert len(final) == 1 and abs(float(np.asarray(final.times)[0]) - 2.2) < 1e-12
+    np.testing.assert_allclose(states(final)[0], expected[-1], atol=1e-12)
+
+
+def test_control_pre_and_post(oq):
+    """A sigma_x flip at step 2: a pre control shows in the state of step 2, a post control only from step 3."""
+    op = oq.operators
+    system = oq.System(0.0 * op.sigma("z"), gammas=[0.2], lindblad_operators=[op.sigma("z")])
+    flip = op.left_right_super(op.sigma("x"), op.sigma("x"))
+    up = np.asarray(op.spin_dm("up"))
+    for post, first_flipped in ((False, 2), (True, 3)):
+        control = oq.Control(2)
+        control.add_single(2, flip, post=post)
+        got = states(
+            oq.compute_dynamics(
+                system, op.spin_dm("up"), dt=0.1, num_steps=5, control=control, progress_type="silent"
+            )
+        )
+        populations = got[:, 0, 0].real
+        assert np.allclose(populations[:first_flipped], 1.0) and np.allclose(populations[first_flipped:], 0.0)
+        assert np.allclose(got[0], up)
+    by_time = oq.Control(2)
+    by_time.add_single(0.2, flip)
+    via_time = states(
+        oq.compute_dynamics(
+            system, op.spin_dm("up"), dt=0.1, num_steps=5, control=by_time, progress_type="silent"
+        )
+    )
+    assert np.allclose(via_time[:, 0, 0].real, [1, 1, 0, 0, 0, 0])
+    with pytest.raises(TypeError):
+        by_time.add_single("soon", flip)
+    with pytest.raises(NotImplementedError):
+        by_time.add_continuous(lambda t: flip)
+
+
+# -- bad input ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_pt(oq):
+    return build_pt(oq, 0.5 * oq.operators.sigma("z"), OHMIC, 0.3, dt=0.1, dkmax=2, epsrel=1e-6)
+
+
+def test_compute_dynamics_bad_input(oq, small_pt):
+    op = oq.operators
+    system = oq.System(op.sigma("x"))
+    up = op.spin_dm("up")
+    other_dt = build_pt(oq, 0.5 * op.sigma("z"), OHMIC, 0.4, dt=0.2, dkmax=2, epsrel=1e-6)
+    qutrit = oq.SimpleProcessTensor(3, 0.1)
+    with_initial = oq.SimpleProcessTensor(2, 0.1)
+    with_initial.set_initial_tensor(np.ones((4, 1)))
+    with_initial.set_mpo_tensor(0, np.ones((1, 1, 4)))
+    with pytest.raises(ValueError, match="time step"):
+        oq.compute_dynamics(system, up, process_tensor=[small_pt, other_dt])
+    with pytest.raises(ValueError, match="time step"):
+        oq.compute_dynamics(system, up, dt=0.05, process_tensor=small_pt)
+    with pytest.raises(ValueError, match="dimension"):
+        oq.compute_dynamics(system, up, process_tensor=[small_pt, qutrit])
+    with pytest.raises(ValueError, match="dimension"):
+        oq.compute_dynamics(
+            oq.System(np.diag([1.0, 0.0, -1.0])), np.diag([1.0, 0, 0]), process_tensor=small_pt
+        )
+    with pytest.raises(ValueError, match="shortest"):
+        oq.compute_dynamics(system, up, num_steps=4, process_tensor=small_pt)
+    with pytest.raises(NotImplementedError):
+        oq.compute_dynamics(system, up, process_tensor=with_initial)
+    with pytest.raises(ValueError, match="initial state"):
+        oq.compute_dynamics(system, None, process_tensor=small_pt)
+    with pytest.raises(TypeError):
+        oq.compute_dynamics(system, [[1, 0], [0, 0]], process_tensor=small_pt)
+    with pytest.raises(ValueError):
+        oq.compute_dynamics(system, np.identity(2), process_tensor=small_pt)  # trace 2
+    with pytest.raises(TypeError):
+        oq.compute_dynamics(system, up, process_tensor=small_pt, control="flip")
+    with pytest.raises(TypeError):
+        oq.compute_dynamics("system", up, process_tensor=small_pt)
+    with pytest.raises(ValueError, match="time step"):
+        oq.compute_dynamics(system, up, num_steps=3)
+    with pytest.raises(ValueError, match="num_steps"):
+        oq.compute_dynamics(system, up, dt=0.1, process_tensor=oq.TrivialProcessTensor(2))
+    with pytest.raises(TypeError):
+        oq.compute_dynamics(system, up, process_tensor="pt.hdf5")
+
+
+def test_malformed_process_tensor_is_refused(oq):
+    op = oq.operators
+    broken = oq.SimpleProcessTensor(2, 0.1)
+    broken.set_mpo_tensor(0, np.ones((1, 3, 4)))
+    broken.set_mpo_tensor(1, np.ones((2, 1, 4)))
+    with pytest.raises(ValueError, match="past bond"):
+        oq.compute_dynamics(oq.System(op.sigma("x")), op.spin_dm("up"), process_tensor=broken)
+    with pytest.raises(ValueError, match="NaN"):
+        broken.set_mpo_tensor(0, np.full((1, 1, 4), np.nan))
+
+
+def test_pt_tempo_bad_input(oq):
+    op = oq.operators
+    bath = oq.Bath(0.5 * op.sigma("z"), oq.PowerLawSD(**OHMIC))
+    parameters = oq.TempoParameters(dt=0.1, epsrel=1e-6, dkmax=3)
+    with pytest.raises(AssertionError):
+        oq.PtTempo("bath", 0.0, 1.0, parameters)
+    with pytest.raises(AssertionError):
+        oq.PtTempo(bath, "start", 1.0, parameters)
+    with pytest.raises(AssertionError):
+        oq.PtTempo(bath, 0.0, 0.15, parameters)  # one step
+    with pytest.raises(AssertionError):
+        oq.PtTempo(bath, 0.0, 1.0, {"dt": 0.1})
+    with pytest.raises(AssertionError):
+        oq.PtTempo(bath, 0.0, 1.0, parameters, unique="yes")
+
+
+def test_pt_tempo_compute_guesses_parameters_with_warning(oq):
+    op = oq.operators
+    bath = oq.Bath(
+        0.5 * op.sigma("z"), oq.PowerLawSD(alpha=0.1, zeta=1, cutoff=1.0, cutoff_type="exponential")
+    )
+    with pytest.warns(UserWarning, match="Estimating"):
+        pt = oq.pt_tempo_compute(bath, 0.0, 1.0, tolerance=0.05, progress_type="silent")
+    assert len(pt) >= 2 and pt.dt is not None
+    trace = np.trace(
+        states(
+            oq.compute_dynamics(
+                oq.System(op.sigma("x")), op.spin_dm("up"), process_tensor=pt, progress_type="silent"
+            )
+        ),
+        axis1=1,
+        axis2=2,
+    )
+    np.testing.assert_allclose(trace, 1.0, atol=1e-3)
