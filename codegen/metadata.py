@@ -39,7 +39,10 @@ EXPORTS = [
     ("control", ["Control"]),
     ("bath_correlations", ["CustomCorrelations", "CustomSD", "PowerLawSD"]),
     ("dynamics", ["Dynamics"]),
-    ("process_tensor", ["FileProcessTensor", "SimpleProcessTensor", "TrivialProcessTensor", "import_process_tensor"]),
+    (
+        "process_tensor",
+        ["FileProcessTensor", "SimpleProcessTensor", "TrivialProcessTensor", "import_process_tensor"],
+    ),
     ("tempo", ["Tempo", "TempoParameters", "guess_tempo_parameters", "tempo_compute"]),
     ("pt_tempo", ["PtTempo", "pt_tempo_compute"]),
     ("system", ["System", "TimeDependentSystem"]),

@@ -37,7 +37,10 @@ class Control(BaseAPIClass):
         self._time_controls: List[Tuple[float, bool, np.ndarray]] = []
 
     def _str_items(self) -> list:
-        return [("dimension", self._dimension), ("controls", len(self._step_controls) + len(self._time_controls))]
+        return [
+            ("dimension", self._dimension),
+            ("controls", len(self._step_controls) + len(self._time_controls)),
+        ]
 
     @property
     def dimension(self) -> int:

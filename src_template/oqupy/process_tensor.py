@@ -303,7 +303,9 @@ class SimpleProcessTensor(BaseProcessTensor):
 
     def set_initial_tensor(self, initial_tensor: Optional[np.ndarray] = None) -> None:
         """Store (a copy of) the initial tensor; None removes it."""
-        self._initial_tensor = None if initial_tensor is None else _as_tensor(initial_tensor, "initial tensor")
+        self._initial_tensor = (
+            None if initial_tensor is None else _as_tensor(initial_tensor, "initial tensor")
+        )
 
     def get_initial_tensor(self) -> Optional[np.ndarray]:
         """A copy of the initial tensor, or None."""
@@ -340,9 +342,8 @@ class SimpleProcessTensor(BaseProcessTensor):
         step = _check_step(step)
         if step > len(self._mpo_tensors):
             raise IndexError(f"Process tensor has caps for steps 0 ... {len(self._mpo_tensors)}, not {step}.")
-        if step >= len(self._cap_tensors) or self._cap_tensors[step] is None:
-            return None
-        return self._cap_tensors[step].copy()
+        cap = self._cap_tensors[step] if step < len(self._cap_tensors) else None
+        return None if cap is None else cap.copy()
 
     def compute_caps(self) -> None:
         """Compute and store the caps of every step (the future traced out)."""
@@ -452,9 +453,7 @@ class FileProcessTensor(BaseProcessTensor):
             self._filename, self._removable = os.fspath(filename), mode == "overwrite"
             h5_mode = "w" if mode == "overwrite" else "w-"
             if mode == "write" and os.path.exists(self._filename):
-                raise FileExistsError(
-                    f"File '{self._filename}' exists; use mode='overwrite' to replace it."
-                )
+                raise FileExistsError(f"File '{self._filename}' exists; use mode='overwrite' to replace it.")
         self._file = h5py.File(self._filename, h5_mode)
         self._create_layout(h5py)
 

@@ -203,7 +203,9 @@ class PtTempo(BaseAPIClass):
             return pt
         filename = None if self._file is True else str(self._file)
         mode = "overwrite" if self._overwrite else "write"
-        pt_file = FileProcessTensor(mode, filename, dim, dt, transform_in, transform_out, self.name, description)
+        pt_file = FileProcessTensor(
+            mode, filename, dim, dt, transform_in, transform_out, self.name, description
+        )
         pt.copy_into(pt_file)
         pt_file.flush()
         return pt_file

@@ -158,6 +158,22 @@ def _environment(pt: BaseProcessTensor, num_steps: int) -> tuple:
 
 
 @host
+def _propagators(
+    system: BaseSystem,
+    dt: float,
+    start_time: float,
+    num_steps: int,
+    subdiv_limit: Optional[int],
+    liouvillian_epsrel: float,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """The two stacks of half-step propagators (empty for no steps)."""
+    if num_steps == 0:
+        empty = np.zeros((0, system.dimension**2, system.dimension**2), dtype=config.NpDtype)
+        return empty, empty
+    return system.get_propagator_stack(dt, start_time, num_steps, subdiv_limit, liouvillian_epsrel)
+
+
+@host
 def _bucket(size: int) -> int:
     return 1 << max(size - 1, 0).bit_length()
 
@@ -234,7 +250,9 @@ def compute_dynamics(
     dim = system.dimension
     dt, num_steps = _time_grid(process_tensors, dim, dt, num_steps)
     if initial_state is None:
-        raise ValueError("An initial state must be given (process tensors with an initial tensor are not supported).")
+        raise ValueError(
+            "An initial state must be given (process tensors with an initial tensor are not supported)."
+        )
     state_matrix = _check_initial_state(initial_state, dim)
     start_time = check_convert(start_time, float, "start_time")
     if control is not None and control.dimension != dim:
@@ -244,11 +262,7 @@ def compute_dynamics(
         _environment(pt, num_steps) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)
     ]
     pre, post = _controls(control, num_steps, dim2, dt, start_time)
-    if num_steps > 0:
-        prop_1, prop_2 = system.get_propagator_stack(dt, start_time, num_steps, subdiv_limit, liouvillian_epsrel)
-    else:
-        prop_1 = prop_2 = np.zeros((0, dim2, dim2), dtype=config.NpDtype)
-    prop_1, prop_2 = np.asarray(prop_1), np.asarray(prop_2)
+    prop_1, prop_2 = _propagators(system, dt, start_time, num_steps, subdiv_limit, liouvillian_epsrel)
     first_in = environments[0][2] if environments else np.identity(dim2, dtype=config.NpDtype)
     last_out = environments[-1][3] if environments else np.identity(dim2, dtype=config.NpDtype)
     enter = np.einsum("nba,ncb,cd->nad", post, prop_1, first_in)
@@ -316,7 +330,11 @@ def _step_indices(times: Any, dt: float, start_time: float, num_steps: int) -> L
         return list(range(num_steps + 1))[times]
     if isinstance(times, (float, np.floating)):
         return [from_time(float(times))]
-    if isinstance(times, tuple) and len(times) == 2 and all(isinstance(t, (float, np.floating)) for t in times):
+    if (
+        isinstance(times, tuple)
+        and len(times) == 2
+        and all(isinstance(t, (float, np.floating)) for t in times)
+    ):
         low, high = (float(t) for t in times)
         first = int(math.ceil((low - start_time) / dt - 1e-9))
         last = int(math.floor((high - start_time) / dt + 1e-9))
@@ -461,17 +479,19 @@ def compute_correlations(
     ``time_order``: ``'ordered'`` fills ``t_a <= t_b``, ``'anti'`` fills ``t_a >= t_b``, ``'full'`` fills
     both (OQuPy 0.5 raises ``UnboundLocalError`` for ``'full'``); other entries are NaN.
     """
-    assert time_order in ("ordered", "anti", "full"), "Argument 'time_order' must be 'ordered', 'anti' or 'full'."
-    common = dict(initial_state=initial_state, start_time=start_time, dt=dt, progress_type=progress_type)
+    assert time_order in ("ordered", "anti", "full"), (
+        "Argument 'time_order' must be 'ordered', 'anti' or 'full'."
+    )
+    common = (initial_state, start_time, dt, progress_type)
     ordered = anti = None
     times: List[np.ndarray] = []
     if time_order in ("ordered", "full"):
         times, ordered = compute_correlations_nt(
-            system, process_tensor, [operator_a, operator_b], [times_a, times_b], ["left", "left"], **common
+            system, process_tensor, [operator_a, operator_b], [times_a, times_b], ["left", "left"], *common
         )
     if time_order in ("anti", "full"):
         swapped, values = compute_correlations_nt(
-            system, process_tensor, [operator_b, operator_a], [times_b, times_a], ["right", "left"], **common
+            system, process_tensor, [operator_b, operator_a], [times_b, times_a], ["right", "left"], *common
         )
         times, anti = [swapped[1], swapped[0]], values.T
     if ordered is None:
