@@ -48,6 +48,6 @@ EXPORTS = [
     ("system", ["System", "TimeDependentSystem"]),
     (
         "system_dynamics",
-        ["compute_correlations", "compute_correlations_nt", "compute_dynamics"],
+        ["compute_correlations", "compute_correlations_nt", "compute_dynamics", "compute_dynamics_batch"],
     ),
 ]

@@ -1,4 +1,5 @@
-"""Loop primitives: ``scan`` is ``jax.lax.scan`` in ``oqupy_jax`` and a plain Python loop in ``oqupy_numpy``.
+"""Loop primitives: ``scan`` and ``vmap`` are ``jax.lax.scan`` and ``jax.vmap`` in ``oqupy_jax`` and plain Python
+loops in ``oqupy_numpy``.
 
 Template code never converts loops automatically; a step loop whose carry has a fixed shape is written once
 as ``carry, ys = scan(step, carry, xs)`` and each package gets its natural form.
@@ -8,13 +9,18 @@ Semantics (both packages): ``step(carry, x) -> (carry, y)`` is called with ``x``
 the ``y`` (one array) are stacked along a new first axis.  In ``oqupy_numpy`` the leaves of ``xs`` may be
 lists of arrays of different shapes (exact bond dimensions) and the carry may change shape from step to
 step; in ``oqupy_jax`` the leaves are stacked arrays and the carry keeps its shape and dtype (pad first).
+
+``vmap(function, in_axes)`` maps ``function`` over axis 0 of the arguments whose ``in_axes`` entry is 0 (``None``:
+shared; nested tuples follow nested tuple arguments) and stacks each output (an array or a tuple of arrays)
+along a new first axis.
 """
 
 from oqupy._codegen import BACKEND
 
-__all__ = ["scan"]
+__all__ = ["scan", "vmap"]
 
 if BACKEND == "jax":
+    from jax import vmap
     from jax.lax import scan
 else:
     from typing import Any, Callable, Tuple
@@ -36,3 +42,27 @@ else:
             carry, y = step(carry, _slice(xs, index))
             ys.append(y)
         return carry, np.stack(ys) if ys else np.zeros((0,))
+
+    def _batch_slice(tree: Any, axes: Any, index: int) -> Any:
+        if axes is None:
+            return tree
+        if isinstance(axes, tuple):
+            return tuple(_batch_slice(leaf, axis, index) for leaf, axis in zip(tree, axes))
+        return tree[index]
+
+    def _batch_size(tree: Any, axes: Any) -> int:
+        if isinstance(axes, tuple):
+            sizes = [_batch_size(leaf, axis) for leaf, axis in zip(tree, axes)]
+            return max(sizes)
+        return -1 if axes is None else len(tree)
+
+    def vmap(function: Callable[..., Any], in_axes: Tuple[Any, ...]) -> Callable[..., Any]:
+        """``function`` mapped over axis 0 of the arguments marked 0 in ``in_axes``: a plain loop."""
+
+        def batched(*args: Any) -> Any:
+            results = [function(*_batch_slice(args, in_axes, k)) for k in range(_batch_size(args, in_axes))]
+            if isinstance(results[0], tuple):
+                return tuple(np.stack(parts) for parts in zip(*results))
+            return np.stack(results)
+
+        return batched

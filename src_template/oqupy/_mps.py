@@ -30,9 +30,14 @@ def zip_site(carry: np.ndarray, site: np.ndarray, influence: np.ndarray) -> np.n
 
     Returns ``theta`` with rows ``(new left bond, c)`` and columns ``(right bond, w)``.
     """
-    theta = np.einsum("lrw,rcq,cw->lcqw", carry, site, influence)
-    left, paths, right, line = theta.shape
-    return theta.reshape(left * paths, right * line)
+    left, bond, line = carry.shape
+    _, paths, right = site.shape
+    # one matrix product per line index w (BLAS), instead of a three-operand einsum loop
+    weighted = np.einsum("rcq,cw->wrcq", site, influence).reshape(line, bond, paths * right)
+    theta = np.matmul(np.transpose(carry, (2, 0, 1)), weighted)
+    return np.transpose(theta.reshape(line, left, paths, right), (1, 2, 3, 0)).reshape(
+        left * paths, right * line
+    )
 
 
 @kernel

@@ -17,7 +17,7 @@ import numpy as np
 
 from oqupy import config
 from oqupy._codegen import BACKEND, host, kernel
-from oqupy._loops import scan
+from oqupy._loops import scan, vmap
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
@@ -64,10 +64,31 @@ def dynamics_step(carry: Tuple[Any, Any], step: Tuple[Any, Any, Any, Any]) -> Tu
     return (state, links), rho
 
 
+def _propagate(
+    state: np.ndarray, links: Sequence[Any], steps: Sequence[Any]
+) -> Tuple[np.ndarray, np.ndarray]:
+    (state, _), rhos = scan(dynamics_step, (state, links), steps)
+    return state, rhos
+
+
 @kernel
-def propagate(state: np.ndarray, links: Sequence[Any], steps: Sequence[Any]) -> Tuple[Any, np.ndarray]:
-    """Run :func:`dynamics_step` over the stacked ``steps``; returns the final carry and the recorded states."""
-    return scan(dynamics_step, (state, links), steps)
+def propagate(state: np.ndarray, links: Sequence[Any], steps: Sequence[Any]) -> Tuple[np.ndarray, np.ndarray]:
+    """Run :func:`dynamics_step` over the stacked ``steps``; returns the final state and the recorded states."""
+    return _propagate(state, links, steps)
+
+
+@kernel
+def propagate_batch(
+    states: np.ndarray, links: Sequence[Any], steps: Sequence[Any]
+) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`propagate` for a batch of systems: a leading axis on ``states`` and on the step matrices."""
+    return vmap(_propagate, in_axes=(0, None, (0, 0, None, None)))(states, links, steps)
+
+
+@kernel
+def read_out_batch(states: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
+    """:func:`read_out` for a batch of states."""
+    return vmap(read_out, in_axes=(0, None))(states, caps)
 
 
 # -- host-side preparation ------------------------------------------------------------------------------
@@ -204,6 +225,108 @@ def _chunks(num_steps: int) -> List[Tuple[int, int]]:
     return [(start, min(start + CHUNK_STEPS, num_steps)) for start in range(0, num_steps, CHUNK_STEPS)]
 
 
+@host
+def _check_system(system: Any) -> None:
+    if not isinstance(system, (System, TimeDependentSystem)):
+        raise TypeError("Argument 'system' must be a System or TimeDependentSystem.")
+
+
+@host
+def _prepare(
+    dimension: int,
+    initial_state: Any,
+    dt: Optional[float],
+    num_steps: Optional[int],
+    start_time: Any,
+    process_tensor: Any,
+    control: Optional[Control],
+) -> tuple:
+    """Validate the common arguments; returns dt, num_steps, start time, the environments, pre and post controls."""
+    process_tensors = _process_tensor_list(process_tensor)
+    if control is not None and not isinstance(control, Control):
+        raise TypeError("Argument 'control' must be an oqupy.Control object.")
+    dt, num_steps = _time_grid(process_tensors, dimension, dt, num_steps)
+    if initial_state is None:
+        raise ValueError(
+            "An initial state must be given (process tensors with an initial tensor are not supported)."
+        )
+    start_time = check_convert(start_time, float, "start_time")
+    if control is not None and control.dimension != dimension:
+        raise ValueError(
+            f"Control of dimension {control.dimension} used with a system of dimension {dimension}."
+        )
+    environments = [
+        _environment(pt, num_steps) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)
+    ]
+    pre, post = _controls(control, num_steps, dimension**2, dt, start_time)
+    return dt, num_steps, start_time, environments, pre, post
+
+
+@host
+def _step_matrices(
+    environments: list, pre: np.ndarray, post: np.ndarray, prop_1: np.ndarray, prop_2: np.ndarray
+) -> tuple:
+    """Per step: everything before the first bath (``enter``) and after the last (``leave``), and the links."""
+    dim2 = pre.shape[-1]
+    first_in = environments[0][2] if environments else np.identity(dim2, dtype=config.NpDtype)
+    last_out = environments[-1][3] if environments else np.identity(dim2, dtype=config.NpDtype)
+    enter = np.einsum("nba,...ncb,cd->...nad", post, prop_1, first_in)
+    leave = np.einsum("ab,...ncb,ndc->...nad", last_out, prop_2, pre[1:])
+    links = tuple(environments[e][3] @ environments[e + 1][2] for e in range(len(environments) - 1))
+    return enter, leave, links
+
+
+def _environment_stacks(environments: list, vectors: np.ndarray) -> tuple:
+    """The tensors and caps of every bath as the scan wants them, and the initial states ``vectors`` with bonds."""
+    batch, dim2 = vectors.shape[:-1], vectors.shape[-1]
+    if BACKEND == "jax":
+        padded = [_stack_padded(tensors, caps) for tensors, caps, _, _ in environments]
+        tensor_stacks = tuple(stack for stack, _ in padded)
+        cap_stacks = tuple(caps for _, caps in padded)
+        states = np.zeros((*batch, *(caps.shape[1] for caps in cap_stacks), dim2), dtype=config.NpDtype)
+        states[(Ellipsis, *((0,) * len(cap_stacks)), slice(None))] = vectors
+    else:
+        tensor_stacks = tuple(tensors for tensors, _, _, _ in environments)
+        cap_stacks = tuple(caps for _, caps, _, _ in environments)
+        states = vectors.reshape(batch + (1,) * len(cap_stacks) + (dim2,))
+    return tensor_stacks, cap_stacks, states
+
+
+def _forward(
+    states: np.ndarray,
+    matrices: tuple,
+    tensor_stacks: tuple,
+    cap_stacks: tuple,
+    num_steps: int,
+    record_all: bool,
+    progress_type: Optional[str],
+    batched: bool,
+) -> np.ndarray:
+    """Run the step loop in chunks; returns the recorded ``vec(rho)`` (with a leading batch axis if ``batched``)."""
+    enter, leave, links = matrices
+    recorded = []
+    axis = 1 if batched else 0
+    with get_progress(progress_type)(num_steps, title="--> Compute dynamics") as progress:
+        for begin, end in _chunks(num_steps):
+            steps = (
+                enter[..., begin:end, :, :],
+                leave[..., begin:end, :, :],
+                tuple(stack[begin:end] for stack in tensor_stacks),
+                tuple(caps[begin:end] for caps in cap_stacks),
+            )
+            if batched:
+                states, rhos = propagate_batch(states, links, steps)
+            else:
+                states, rhos = propagate(states, links, steps)
+            if record_all:
+                recorded.append(rhos)
+            progress.update(end)
+    last_caps = tuple(caps[num_steps] for caps in cap_stacks)
+    final = read_out_batch(states, last_caps) if batched else read_out(states, last_caps)
+    recorded.append(np.expand_dims(final, axis))
+    return np.concatenate(recorded, axis=axis)
+
+
 def compute_dynamics(
     system: BaseSystem,
     initial_state: Optional[np.ndarray] = None,
@@ -242,65 +365,81 @@ def compute_dynamics(
     progress_type: str
         'silent', 'simple' or 'bar'.
     """
-    if not isinstance(system, (System, TimeDependentSystem)):
-        raise TypeError("Argument 'system' must be a System or TimeDependentSystem.")
-    process_tensors = _process_tensor_list(process_tensor)
-    if control is not None and not isinstance(control, Control):
-        raise TypeError("Argument 'control' must be an oqupy.Control object.")
+    _check_system(system)
     dim = system.dimension
-    dt, num_steps = _time_grid(process_tensors, dim, dt, num_steps)
-    if initial_state is None:
-        raise ValueError(
-            "An initial state must be given (process tensors with an initial tensor are not supported)."
-        )
-    state_matrix = _check_initial_state(initial_state, dim)
-    start_time = check_convert(start_time, float, "start_time")
-    if control is not None and control.dimension != dim:
-        raise ValueError(f"Control of dimension {control.dimension} used with a system of dimension {dim}.")
-    dim2 = dim * dim
-    environments = [
-        _environment(pt, num_steps) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)
-    ]
-    pre, post = _controls(control, num_steps, dim2, dt, start_time)
-    prop_1, prop_2 = _propagators(system, dt, start_time, num_steps, subdiv_limit, liouvillian_epsrel)
-    first_in = environments[0][2] if environments else np.identity(dim2, dtype=config.NpDtype)
-    last_out = environments[-1][3] if environments else np.identity(dim2, dtype=config.NpDtype)
-    enter = np.einsum("nba,ncb,cd->nad", post, prop_1, first_in)
-    leave = np.einsum("ab,ncb,ndc->nad", last_out, prop_2, pre[1:])
-    links = tuple(environments[e][3] @ environments[e + 1][2] for e in range(len(environments) - 1))
-    vector = np.asarray(state_matrix).reshape(dim2) @ pre[0].T
-    if BACKEND == "jax":
-        padded = [_stack_padded(tensors, caps) for tensors, caps, _, _ in environments]
-        tensor_stacks = tuple(stack for stack, _ in padded)
-        cap_stacks = tuple(caps for _, caps in padded)
-        state = np.zeros((*(caps.shape[1] for caps in cap_stacks), dim2), dtype=config.NpDtype)
-        state[(0,) * len(cap_stacks)] = vector
-    else:
-        tensor_stacks = tuple(tensors for tensors, _, _, _ in environments)
-        cap_stacks = tuple(caps for _, caps, _, _ in environments)
-        state = vector.reshape((1,) * len(cap_stacks) + (dim2,))
-    recorded = []
-    carry: Any = (state, links)
-    with get_progress(progress_type)(num_steps, title="--> Compute dynamics") as progress:
-        for begin, end in _chunks(num_steps):
-            steps = (
-                enter[begin:end],
-                leave[begin:end],
-                tuple(stack[begin:end] for stack in tensor_stacks),
-                tuple(caps[begin:end] for caps in cap_stacks),
-            )
-            carry, rhos = propagate(carry[0], carry[1], steps)
-            if record_all:
-                recorded.append(rhos)
-            progress.update(end)
-    final = read_out(carry[0], tuple(caps[num_steps] for caps in cap_stacks))
-    recorded.append(final[None])
-    rhos = np.concatenate(recorded).reshape(-1, dim, dim)
+    dt, num_steps, start, environments, pre, post = _prepare(
+        dim, initial_state, dt, num_steps, start_time, process_tensor, control
+    )
+    vector = np.asarray(_check_initial_state(initial_state, dim)).reshape(dim * dim) @ pre[0].T
+    prop_1, prop_2 = _propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
+    matrices = _step_matrices(environments, pre, post, prop_1, prop_2)
+    tensor_stacks, cap_stacks, state = _environment_stacks(environments, vector)
+    rhos = _forward(state, matrices, tensor_stacks, cap_stacks, num_steps, record_all, progress_type, False)
     dynamics = Dynamics(name="Dynamics from process tensors")
-    times = start_time + dt * np.arange(num_steps + 1) if record_all else [start_time + dt * num_steps]
-    for time, rho in zip(times, rhos):
+    times = start + dt * np.arange(num_steps + 1) if record_all else [start + dt * num_steps]
+    for time, rho in zip(times, rhos.reshape(-1, dim, dim)):
         dynamics.add(float(time), rho)
     return dynamics
+
+
+def compute_dynamics_batch(
+    systems: Sequence[BaseSystem],
+    initial_state: Any = None,
+    dt: Optional[float] = None,
+    num_steps: Optional[int] = None,
+    start_time: float = 0.0,
+    process_tensor: Any = None,
+    control: Optional[Control] = None,
+    record_all: bool = True,
+    subdiv_limit: Optional[int] = config.SUBDIV_LIMIT,
+    liouvillian_epsrel: float = config.INTEGRATE_EPSREL,
+    progress_type: Optional[str] = None,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`compute_dynamics` for many systems through the same process tensors, in one call.
+
+    ``oqupy_jax`` maps the compiled step loop over the systems (``jax.vmap``); ``oqupy_numpy`` runs the same
+    entry point as a loop.  Arguments as for :func:`compute_dynamics`, except:
+
+    Parameters
+    ----------
+    systems: list of System or TimeDependentSystem
+        The systems (all of the same dimension); their propagators are computed on the host.
+    initial_state: ndarray or list of ndarray
+        One density matrix for all systems, or one per system.
+
+    Returns
+    -------
+    times: ndarray
+        The ``num_steps + 1`` times (only the last with ``record_all=False``).
+    states: ndarray
+        Shape ``(len(systems), len(times), d, d)``.
+    """
+    systems = list(systems)
+    assert systems, "Argument 'systems' must hold at least one system."
+    for system in systems:
+        _check_system(system)
+    dim = systems[0].dimension
+    if any(system.dimension != dim for system in systems):
+        raise ValueError("All systems must have the same Hilbert space dimension.")
+    dt, num_steps, start, environments, pre, post = _prepare(
+        dim, initial_state, dt, num_steps, start_time, process_tensor, control
+    )
+    if isinstance(initial_state, (list, tuple)):
+        assert len(initial_state) == len(systems), "Give one initial state, or one per system."
+        matrices_0 = [_check_initial_state(state, dim) for state in initial_state]
+    else:
+        matrices_0 = [_check_initial_state(initial_state, dim)] * len(systems)
+    vectors = np.stack([np.asarray(matrix).reshape(dim * dim) for matrix in matrices_0]) @ pre[0].T
+    stacks = [
+        _propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel) for system in systems
+    ]
+    prop_1 = np.stack([first for first, _ in stacks])
+    prop_2 = np.stack([second for _, second in stacks])
+    matrices = _step_matrices(environments, pre, post, prop_1, prop_2)
+    tensor_stacks, cap_stacks, states = _environment_stacks(environments, vectors)
+    rhos = _forward(states, matrices, tensor_stacks, cap_stacks, num_steps, record_all, progress_type, True)
+    times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
+    return times, rhos.reshape(len(systems), -1, dim, dim)
 
 
 # -- correlations ---------------------------------------------------------------------------------------
