@@ -77,8 +77,27 @@ KERNEL_ARGUMENTS = {
     ),
     "oqupy_jax._mps.new_sites": lambda: ((np.ones((2, 4)), np.ones((3, 4)), np.ones((4, 4))), {}),
     "oqupy_jax._mps.sum_path": lambda: ((np.ones((1, 4, 3)), np.ones((3, 4, 2))), {}),
+    "oqupy_jax._mps.svd": lambda: ((np.arange(12.0).reshape(4, 3) + 1j,), {}),
+    "oqupy_jax._mps.truncate": lambda: (
+        (np.ones((4, 3)), np.array([3.0, 2.0, 1.0]), np.ones((3, 3))),
+        {"rank": 2, "size": 4, "weights_left": True},
+    ),
     "oqupy_jax._mps.open_site": lambda: (
         (np.ones((2, 1, 3)), np.ones((3, 4)), np.arange(4.0) + 1j, np.array([0, 1, 3])),
+        {},
+    ),
+    "oqupy_jax.system_dynamics.read_out_batch": lambda: ((np.ones((3, 2, 4)), (np.ones(2),)), {}),
+    "oqupy_jax.system_dynamics.propagate_batch": lambda: (
+        (
+            np.ones((2, 2, 4)) + 0.5j,
+            (),
+            (
+                np.stack([np.stack([np.eye(4), 2 * np.eye(4), np.eye(4)[::-1]])] * 2) + 0j,
+                np.stack([np.stack([np.eye(4)] * 3)] * 2) + 0j,
+                (np.arange(3 * 2 * 2 * 4.0).reshape(3, 2, 2, 4) + 1j,),
+                (np.ones((3, 2)) + 0j,),
+            ),
+        ),
         {},
     ),
     "oqupy_jax.system_dynamics.propagate": lambda: (

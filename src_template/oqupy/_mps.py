@@ -101,7 +101,8 @@ def bucket(rank: int) -> int:
         return rank
 
 
-def svd(matrix: np.ndarray) -> tuple:
+@kernel
+def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD.  NumPy package: LAPACK ``gesdd``, retried with ``gesvd`` if it does not converge."""
     if BACKEND == "jax":
         left, values, right = np.linalg.svd(matrix, full_matrices=False)
@@ -113,16 +114,15 @@ def svd(matrix: np.ndarray) -> tuple:
             return scipy.linalg.svd(matrix, full_matrices=False, lapack_driver="gesvd")
 
 
-def split(
-    matrix: np.ndarray, epsrel: float, weights_left: bool = False
-) -> Tuple[np.ndarray, np.ndarray, int]:
-    """Truncated split ``matrix ~ left @ right``; returns (left, right, rank).
+@kernel
+def truncate(
+    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: float, size: int, weights_left: bool
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Keep ``size`` singular triplets (zero-padded if there are fewer), weighting all beyond ``rank`` by 0.
 
-    The singular values go to ``right`` (``left`` is an isometry), or to ``left`` if ``weights_left``.
+    ``rank`` is annotated ``float`` so that ``oqupy_jax`` traces it (one compilation per ``size``, not per
+    rank); ``size`` and ``weights_left`` are static.
     """
-    left, values, right = svd(matrix)
-    rank = truncation_rank(values, epsrel)
-    size = bucket(rank)
     available = values.shape[0]
     keep = min(size, available)
     weights = values[:keep] * (np.arange(keep) < rank)
@@ -135,6 +135,20 @@ def split(
     if size > available:
         left = np.pad(left, ((0, 0), (0, size - available)))
         right = np.pad(right, ((0, size - available), (0, 0)))
+    return left, right
+
+
+def split(
+    matrix: np.ndarray, epsrel: float, weights_left: bool = False
+) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Truncated split ``matrix ~ left @ right``; returns (left, right, rank).
+
+    The singular values go to ``right`` (``left`` is an isometry), or to ``left`` if ``weights_left``.  The
+    rank is decided on the host from the singular values (:func:`truncation_rank`).
+    """
+    left, values, right = svd(matrix)
+    rank = truncation_rank(values, epsrel)
+    left, right = truncate(left, values, right, rank, bucket(rank), weights_left)
     return left, right, rank
 
 

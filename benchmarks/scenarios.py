@@ -1,0 +1,154 @@
+"""Benchmark scenarios, written against OQuPy 0.5's public API only.
+
+The same code runs with ``oqupy_numpy``, ``oqupy_jax`` and OQuPy 0.5 itself (imported as ``oq``), so these
+scenarios double as a compatibility check.  Each scenario is ``setup(oq, options) -> context`` (not timed) and
+``run(oq, context) -> info`` (timed); ``info`` holds the largest bond dimension where there is one.
+"""
+
+import math
+
+import numpy as np
+
+ALPHA, CUTOFF, TEMPERATURE = 0.25, 5.0, 0.2
+DT, DKMAX, EPSREL, STEPS = 0.05, 40, 1e-6, 100
+BATCH = 256
+
+
+def _max_bond(pt):
+    bonds = pt.get_bond_dimensions()
+    return int(np.max(bonds)) if bonds is not None else 1
+
+
+def spin_boson(oq, epsrel=EPSREL):
+    op = oq.operators
+    correlations = oq.PowerLawSD(
+        alpha=ALPHA, zeta=1, cutoff=CUTOFF, cutoff_type="exponential", temperature=TEMPERATURE
+    )
+    bath = oq.Bath(0.5 * op.sigma("z"), correlations)
+    parameters = oq.TempoParameters(dt=DT, epsrel=epsrel, dkmax=DKMAX)
+    return oq.System(0.5 * op.sigma("x")), bath, parameters, op.spin_dm("up")
+
+
+def _tempo_setup(steps, epsrel):
+    def setup(oq, options):
+        return (*spin_boson(oq, epsrel), steps)
+
+    return setup
+
+
+def _tempo_run(oq, context):
+    system, bath, parameters, state, steps = context
+    tempo = oq.Tempo(system, bath, parameters, state, 0.0)
+    dynamics = tempo.compute(steps * parameters.dt, progress_type="silent")
+    bond = getattr(tempo, "max_bond_dimension", None)
+    return {"steps": len(dynamics) - 1, "max_bond": bond, "final_sz": _final(oq, dynamics)}
+
+
+def _final(oq, dynamics):
+    """The last value of S_z (sigma_z for a spin-1/2, diag(1, 0, -1) for the spin-1)."""
+    dim = np.asarray(dynamics.states).shape[-1]
+    operator = np.asarray(oq.operators.sigma("z")) if dim == 2 else np.diag(np.linspace(1.0, -1.0, dim))
+    _, values = dynamics.expectations(operator.astype(complex), real=True)
+    return float(np.asarray(values)[-1])
+
+
+def _spin_one():
+    sz = np.diag([1.0, 0.0, -1.0]).astype(complex)
+    sx = (np.diag([1.0, 1.0], 1) + np.diag([1.0, 1.0], -1)).astype(complex) / math.sqrt(2)
+    return sx, sz
+
+
+def _qutrit_setup(oq, options):
+    sx, sz = _spin_one()
+    correlations = oq.PowerLawSD(alpha=0.1, zeta=1, cutoff=CUTOFF, cutoff_type="exponential", temperature=0.5)
+    bath = oq.Bath(sx, correlations)
+    parameters = oq.TempoParameters(dt=0.1, epsrel=1e-6, dkmax=10)
+    state = np.diag([1.0, 0.0, 0.0]).astype(complex)
+    return oq.System(sz + 0.5 * sx), bath, parameters, state, 50
+
+
+def _pt_build_setup(oq, options):
+    system, bath, parameters, state = spin_boson(oq)
+    return bath, parameters
+
+
+def _pt_build_run(oq, context):
+    bath, parameters = context
+    pt = oq.PtTempo(bath, 0.0, STEPS * DT, parameters).get_process_tensor(progress_type="silent")
+    return {"steps": len(pt), "max_bond": _max_bond(pt)}
+
+
+def _pt_context(oq, options):
+    """The canonical process tensor, built once per worker process (``options["cache"]``)."""
+    cache = options.setdefault("cache", {})
+    if "pt" not in cache:
+        system, bath, parameters, state = spin_boson(oq)
+        pt = oq.PtTempo(bath, 0.0, STEPS * DT, parameters).get_process_tensor(progress_type="silent")
+        cache["pt"] = (system, state, pt)
+    return cache["pt"]
+
+
+def _pt_dynamics_run(oq, context):
+    system, state, pt = context
+    dynamics = oq.compute_dynamics(system, state, process_tensor=pt, progress_type="silent")
+    return {"steps": len(dynamics) - 1, "max_bond": _max_bond(pt), "final_sz": _final(oq, dynamics)}
+
+
+def _batch_systems(oq, count):
+    op = oq.operators
+    return [oq.System(0.5 * omega * op.sigma("x")) for omega in np.linspace(0.2, 3.0, count)]
+
+
+def _batch_setup(oq, options):
+    system, state, pt = _pt_context(oq, options)
+    count = options.get("batch_size", BATCH)
+    return _batch_systems(oq, count), state, pt
+
+
+def _batch_run(oq, context):
+    """256 Hamiltonians through one process tensor: one call where the package has it, else a Python loop."""
+    systems, state, pt = context
+    batch = getattr(oq, "compute_dynamics_batch", None)
+    if batch is not None:
+        _, states = batch(systems, state, process_tensor=pt, progress_type="silent")
+        np.asarray(states)
+        return {"systems": len(systems), "max_bond": _max_bond(pt), "call": "compute_dynamics_batch"}
+    for system in systems:
+        np.asarray(oq.compute_dynamics(system, state, process_tensor=pt, progress_type="silent").states)
+    return {"systems": len(systems), "max_bond": _max_bond(pt), "call": "loop over compute_dynamics"}
+
+
+def _batch_loop_run(oq, context):
+    systems, state, pt = context
+    for system in systems:
+        np.asarray(oq.compute_dynamics(system, state, process_tensor=pt, progress_type="silent").states)
+    return {"systems": len(systems), "max_bond": _max_bond(pt), "call": "loop over compute_dynamics"}
+
+
+#: name -> (setup, run, description)
+SCENARIOS = {
+    "tempo_canonical": (
+        _tempo_setup(STEPS, EPSREL),
+        _tempo_run,
+        "TEMPO spin-boson, alpha 0.25, wc 5, T 0.2, dt 0.05, dkmax 40, epsrel 1e-6, 100 steps",
+    ),
+    "tempo_200": (_tempo_setup(200, EPSREL), _tempo_run, "the same, 200 steps"),
+    "tempo_tight": (_tempo_setup(STEPS, 10**-6.5), _tempo_run, "the same, epsrel 10^-6.5, 100 steps"),
+    "qutrit": (
+        _qutrit_setup,
+        _tempo_run,
+        "TEMPO spin-1, coupling S_x (non-diagonal), H = S_z + S_x/2, dt 0.1, dkmax 10, epsrel 1e-6, 50 steps",
+    ),
+    "pt_build": (_pt_build_setup, _pt_build_run, "PT-TEMPO of the canonical bath, 100 steps"),
+    "pt_dynamics": (_pt_context, _pt_dynamics_run, "compute_dynamics from that process tensor"),
+    "batch": (
+        _batch_setup,
+        _batch_run,
+        f"{BATCH} Hamiltonians through that process tensor (compute_dynamics_batch, or a loop)",
+    ),
+    "batch_loop": (
+        _batch_setup,
+        _batch_loop_run,
+        f"{BATCH} Hamiltonians as a Python loop over compute_dynamics",
+    ),
+}
