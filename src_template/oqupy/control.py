@@ -13,6 +13,7 @@ import numpy as np
 from oqupy import config
 from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
+from oqupy.util import check_dimension
 
 _TIME_RTOL = 1e-9
 
@@ -29,10 +30,7 @@ class Control(BaseAPIClass):
 
     def __init__(self, dimension: int, name: Optional[str] = None, description: Optional[str] = None) -> None:
         super().__init__(name, description)
-        if isinstance(dimension, bool) or not isinstance(dimension, int):
-            raise AssertionError("Argument 'dimension' must be int.")
-        assert dimension > 0, "Argument 'dimension' must be positive."
-        self._dimension = dimension
+        self._dimension = check_dimension(dimension, "dimension")
         self._step_controls: Dict[Tuple[int, bool], np.ndarray] = {}
         self._time_controls: List[Tuple[float, bool, np.ndarray]] = []
 

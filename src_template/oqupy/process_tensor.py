@@ -28,6 +28,7 @@ import numpy as np
 from oqupy import config
 from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
+from oqupy.util import check_dimension
 
 FILE_FORMAT = "oqupy-process-tensor"
 FILE_VERSION = "1.0"
@@ -39,8 +40,8 @@ class ProcessTensorFileError(OSError):
 
 
 @host
-def _as_tensor(tensor: Any, name: str) -> np.ndarray:
-    array = np.array(tensor, dtype=config.NpDtype)
+def _as_tensor(tensor: Any, name: str, copy: bool = True) -> np.ndarray:
+    array = np.array(tensor, dtype=config.NpDtype) if copy else np.asarray(tensor, dtype=config.NpDtype)
     if not np.all(np.isfinite(array)):
         raise ValueError(f"The {name} contains NaN or inf.")
     return array
@@ -86,10 +87,7 @@ class BaseProcessTensor(BaseAPIClass):
         description: Optional[str] = None,
     ) -> None:
         super().__init__(name, description)
-        if isinstance(hilbert_space_dimension, bool) or not isinstance(hilbert_space_dimension, int):
-            raise AssertionError("Argument 'hilbert_space_dimension' must be int.")
-        assert hilbert_space_dimension > 0, "Argument 'hilbert_space_dimension' must be positive."
-        self._hs_dim = hilbert_space_dimension
+        self._hs_dim = check_dimension(hilbert_space_dimension, "hilbert_space_dimension")
         if dt is not None:
             dt = float(dt)
             if not math.isfinite(dt) or dt <= 0.0:
@@ -311,11 +309,14 @@ class SimpleProcessTensor(BaseProcessTensor):
         """A copy of the initial tensor, or None."""
         return None if self._initial_tensor is None else self._initial_tensor.copy()
 
-    def set_mpo_tensor(self, step: int, tensor: Optional[np.ndarray] = None) -> None:
-        """Store (a copy of) the rank-3 or rank-4 MPO tensor of ``step``; the caps become stale."""
+    def set_mpo_tensor(self, step: int, tensor: Optional[np.ndarray] = None, *, copy: bool = True) -> None:
+        """Store (a copy of) the rank-3 or rank-4 MPO tensor of ``step``; the caps become stale.
+
+        ``copy=False`` keeps a complex128 NumPy array as it is (the caller gives up ownership).
+        """
         step = _check_step(step)
         if tensor is not None:
-            tensor = _as_tensor(tensor, f"MPO tensor of step {step}")
+            tensor = _as_tensor(tensor, f"MPO tensor of step {step}", copy)
             if tensor.ndim not in (3, 4):
                 raise ValueError(f"An MPO tensor must have rank 3 or 4, not {tensor.ndim}.")
         while len(self._mpo_tensors) <= step:
@@ -442,8 +443,7 @@ class FileProcessTensor(BaseProcessTensor):
             self._removable = False
             self._open_for_reading(h5py)
             return
-        if isinstance(hilbert_space_dimension, bool) or not isinstance(hilbert_space_dimension, int):
-            raise AssertionError("Writing a process tensor file needs an int 'hilbert_space_dimension'.")
+        check_dimension(hilbert_space_dimension, "hilbert_space_dimension")
         super().__init__(hilbert_space_dimension, dt, transform_in, transform_out, name, description)
         if filename is None:
             handle, path = tempfile.mkstemp(prefix="pt_", suffix=".hdf5")

@@ -192,12 +192,13 @@ class PtTempo(BaseAPIClass):
         description = f"PT-TEMPO process tensor of {self._num_steps} steps for bath '{self._bath.name}'"
         pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
         tensors = _export_tensors(self._sites, self._north_map)
+        self._sites = []  # at most two copies of the MPS at any time: the sites, then the exported tensors
         for step, tensor in enumerate(tensors):
-            pt.set_mpo_tensor(step, tensor)
+            pt.set_mpo_tensor(step, tensor, copy=False)
         pt.compute_caps()
         trace = pt.get_cap_tensor(0)
         assert trace is not None
-        pt.set_mpo_tensor(0, tensors[0] / trace[0])
+        pt.set_mpo_tensor(0, tensors[0] / trace[0], copy=False)
         pt.compute_caps()
         if self._file is None or self._file is False:
             return pt

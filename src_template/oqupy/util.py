@@ -48,6 +48,15 @@ def check_true(expression: Any, msg: Optional[str] = None) -> None:
         raise ValueError(msg if msg is not None else "Check failed.")
 
 
+@host
+def check_dimension(value: Any, name: str) -> int:
+    """Return ``value`` if it is a positive ``int`` (not a bool); raise ``AssertionError`` otherwise (OQuPy's type)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise AssertionError(f"Argument '{name}' must be int.")
+    assert value > 0, f"Argument '{name}' must be positive."
+    return value
+
+
 # -- tensors -------------------------------------------------------------------
 
 

@@ -381,3 +381,32 @@ def test_pt_tempo_compute_guesses_parameters_with_warning(oq):
         axis2=2,
     )
     np.testing.assert_allclose(trace, 1.0, atol=1e-3)
+
+
+def test_batch_equals_one_call_per_system(oq):
+    """compute_dynamics_batch (vmap in oqupy_jax, a loop in oqupy_numpy) gives each system's own dynamics."""
+    op = oq.operators
+    pt = build_pt(oq, 0.5 * op.sigma("z"), OHMIC, 0.8, dt=0.1, dkmax=3, epsrel=1e-7)
+    systems = [oq.System(0.5 * omega * op.sigma("x")) for omega in (0.3, 1.0, 2.5)]
+    states0 = [op.spin_dm("up"), op.spin_dm("x+"), op.spin_dm("y-")]
+    control = oq.Control(2)
+    control.add_single(3, op.left_right_super(op.sigma("x"), op.sigma("x")))
+    times, batch = oq.compute_dynamics_batch(
+        systems, states0, process_tensor=[pt, pt], control=control, progress_type="silent"
+    )
+    assert np.asarray(batch).shape == (3, 9, 2, 2)
+    np.testing.assert_allclose(np.asarray(times), 0.1 * np.arange(9), atol=1e-14)
+    for system, state, got in zip(systems, states0, np.asarray(batch)):
+        single = oq.compute_dynamics(
+            system, state, process_tensor=[pt, pt], control=control, progress_type="silent"
+        )
+        np.testing.assert_allclose(got, states(single), rtol=0, atol=1e-13)
+    assert np.abs(np.asarray(batch)[0] - np.asarray(batch)[2]).max() > 0.1
+    last_times, last = oq.compute_dynamics_batch(
+        systems, op.spin_dm("up"), process_tensor=pt, record_all=False, progress_type="silent"
+    )
+    assert np.asarray(last).shape == (3, 1, 2, 2) and abs(float(np.asarray(last_times)[0]) - 0.8) < 1e-12
+    with pytest.raises(ValueError, match="dimension"):
+        oq.compute_dynamics_batch(
+            [systems[0], oq.System(np.diag([1.0, 0.0, -1.0]))], op.spin_dm("up"), process_tensor=pt
+        )

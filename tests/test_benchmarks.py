@@ -1,0 +1,52 @@
+"""The benchmark runner itself works (it is run by hand, so it must not rot); no timing is asserted."""
+
+import pytest
+
+from benchmarks.__main__ import print_table, summarise
+from benchmarks.worker import run
+
+
+def test_worker_measures_a_scenario():
+    (record,) = run("oqupy_numpy", ["qutrit"], repeats=2, profile=True, batch_size=4)
+    assert record["scenario"] == "qutrit" and record["package"] == "oqupy_numpy"
+    assert len(record["times_s"]) == 2 and all(t > 0 for t in record["times_s"])
+    assert record["steps"] == 50 and record["max_bond"] >= 2
+    assert 0.0 < record["linalg_fraction"] <= 1.0
+    assert record["peak_rss_mb"] > 10
+    assert -1.0 <= record["final_sz"] <= 1.0
+
+
+def test_summary_and_table_report_medians_ratios_and_extrapolation():
+    records = [
+        {
+            "package": "oqupy_numpy",
+            "scenario": "batch",
+            "times_s": [3.0, 2.0],
+            "peak_rss_mb": 100.0,
+            "max_bond": 90,
+            "linalg_fraction": 0.5,
+        },
+        {
+            "package": "oqupy_jax",
+            "scenario": "batch",
+            "times_s": [9.0, 0.5],
+            "peak_rss_mb": 500.0,
+            "max_bond": 90,
+        },
+        {
+            "package": "oqupy",
+            "scenario": "batch_loop",
+            "times_s": [1.0, 1.0],
+            "peak_rss_mb": 150.0,
+            "max_bond": 140,
+            "scale": 16.0,
+        },
+    ]
+    summary = summarise(records)
+    assert summary["batch"]["oqupy_numpy"]["warm_s"] == 2.0
+    assert summary["batch"]["oqupy_jax"]["cold_s"] == 9.0
+    assert summary["batch_loop"]["oqupy"]["warm_s"] == pytest.approx(16.0)
+    assert summary["batch_loop"]["oqupy"]["extrapolated"]
+    table = print_table(summary)
+    assert "| batch | 2 | 9 | 0.5 | - | 0.25 |" in table
+    assert "16 (extrapolated)" in table
