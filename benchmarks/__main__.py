@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.scenarios import BATCH, SCENARIOS
+from benchmarks.scenarios import BATCH, PT_FILE, SCENARIOS
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUPS = [
@@ -164,6 +164,12 @@ def main(argv=None) -> int:
             names = [name for name in group if name in wanted]
             if not names:
                 continue
+            if "pt_dynamics" in group and not PT_FILE.exists():
+                print(f"writing {PT_FILE} with oqupy_numpy", file=sys.stderr, flush=True)
+                code = "from benchmarks.scenarios import write_canonical_pt; write_canonical_pt()"
+                subprocess.run(
+                    [sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT))
+                )
             for python, package, batch_size in packages:
                 run_names = [n for n in names if not (package == "oqupy" and n == "batch")]
                 if not run_names:

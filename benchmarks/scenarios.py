@@ -6,6 +6,7 @@ scenarios double as a compatibility check.  Each scenario is ``setup(oq, options
 """
 
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -78,12 +79,33 @@ def _pt_build_run(oq, context):
     return {"steps": len(pt), "max_bond": _max_bond(pt)}
 
 
+PT_FILE = Path(__file__).resolve().parent / "results" / "canonical_pt.hdf5"
+"""The canonical process tensor, written once by oqupy_numpy and read by both generated packages."""
+
+
+def write_canonical_pt(path=PT_FILE):
+    """Build the canonical process tensor with oqupy_numpy and write it to ``path``."""
+    import oqupy_numpy as oq
+
+    _, bath, parameters, _ = spin_boson(oq)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pt = oq.PtTempo(bath, 0.0, STEPS * DT, parameters, process_tensor_file=str(path), overwrite=True)
+    pt.get_process_tensor(progress_type="silent").close()
+
+
 def _pt_context(oq, options):
-    """The canonical process tensor, built once per worker process (``options["cache"]``)."""
+    """The canonical process tensor, once per worker process (``options["cache"]``).
+
+    The generated packages read ``PT_FILE`` when it exists (the same tensor for both: the dynamics are compared
+    on equal input and the JAX package is spared a slow build); OQuPy builds its own.
+    """
     cache = options.setdefault("cache", {})
     if "pt" not in cache:
         system, bath, parameters, state = spin_boson(oq)
-        pt = oq.PtTempo(bath, 0.0, STEPS * DT, parameters).get_process_tensor(progress_type="silent")
+        if hasattr(oq, "compute_dynamics_batch") and PT_FILE.exists():
+            pt = oq.import_process_tensor(str(PT_FILE), "simple")
+        else:
+            pt = oq.PtTempo(bath, 0.0, STEPS * DT, parameters).get_process_tensor(progress_type="silent")
         cache["pt"] = (system, state, pt)
     return cache["pt"]
 
