@@ -443,8 +443,8 @@ class FileProcessTensor(BaseProcessTensor):
             self._removable = False
             self._open_for_reading(h5py)
             return
-        check_dimension(hilbert_space_dimension, "hilbert_space_dimension")
-        super().__init__(hilbert_space_dimension, dt, transform_in, transform_out, name, description)
+        dimension = check_dimension(hilbert_space_dimension, "hilbert_space_dimension")
+        super().__init__(dimension, dt, transform_in, transform_out, name, description)
         if filename is None:
             handle, path = tempfile.mkstemp(prefix="pt_", suffix=".hdf5")
             os.close(handle)

@@ -18,6 +18,7 @@ import numpy as np
 from oqupy import config
 from oqupy._codegen import BACKEND, host, kernel
 from oqupy._loops import scan, vmap
+from oqupy._mps import bucket
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
@@ -195,13 +196,9 @@ def _propagators(
 
 
 @host
-def _bucket(size: int) -> int:
-    return 1 << max(size - 1, 0).bit_length()
-
-
-@host
 def _stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> tuple:
-    """One array of tensors (and of caps) zero-padded to a common bond dimension (a power of two)."""
+    """One array of tensors (and of caps) zero-padded to a common bond dimension (``_mps.bucket``: a power of
+    two in ``oqupy_jax``, the only package that calls this)."""
     if any(tensor.ndim == 4 for tensor in tensors):
         tensors = [
             tensor
@@ -209,7 +206,7 @@ def _stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> tuple:
             else np.einsum("pfi,io->pfio", tensor, np.identity(tensor.shape[2], dtype=tensor.dtype))
             for tensor in tensors
         ]
-    bond = _bucket(max([cap.shape[0] for cap in caps] + [max(t.shape[:2]) for t in tensors]))
+    bond = bucket(max([cap.shape[0] for cap in caps] + [max(t.shape[:2]) for t in tensors]))
     legs = tensors[0].shape[2:] if tensors else ()
     stacked = np.zeros((len(tensors), bond, bond, *legs), dtype=config.NpDtype)
     for step, tensor in enumerate(tensors):
