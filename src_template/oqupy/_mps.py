@@ -188,27 +188,39 @@ def zip_up(
 
 
 @kernel
-def open_site(
-    carry: np.ndarray, west: np.ndarray, self_influence: np.ndarray, north_rep: np.ndarray
-) -> np.ndarray:
-    """Close an influence line on a fresh path index: the new last site ``site[l, n, 1]`` of a process tensor.
+def zip_leg(carry: np.ndarray, leg: np.ndarray, influence: np.ndarray) -> np.ndarray:
+    """PT-TEMPO, right to left: absorb one future leg and its influence ``I[c, w]`` into the carry.
 
-    ``G[l, b] = sum_w carry[l, 0, w] P_w[w, b] I0[b]`` depends on ``b`` only through its north class, so
-    the site keeps one representative ``b`` per class ``n``.
+    ``leg[l, w, r]`` (west class ``w`` of a later time), ``carry[r, c, x]`` (``c``: the line, the north class
+    of the current time; ``x``: the already truncated bond to the right).  Returns ``theta`` with rows
+    ``(l, c)`` and columns ``(w, x)``.
     """
-    line_end = np.einsum("lw,wb,b->lb", carry[:, 0, :], west, self_influence)
-    return line_end[:, north_rep][:, :, None]
+    left, west, right = leg.shape
+    _, line, new = carry.shape
+    product = np.matmul(leg.reshape(left * west, right), carry.reshape(right, line * new))
+    product = product.reshape(left, west, line, new) * np.transpose(influence)[None, :, :, None]
+    return np.transpose(product, (0, 2, 1, 3)).reshape(left * line, west * new)
 
 
-def retire(sites: list, index: int, epsrel: float) -> list:
-    """Make ``sites[index]`` (the orthogonality centre) left-canonical; its remainder moves to the next site."""
-    site = sites[index]
-    bond, paths, next_bond = site.shape
-    left, right, _ = split(site.reshape(bond * paths, next_bond), epsrel)
-    result = list(sites)
-    result[index] = left.reshape(bond, paths, left.shape[1])
-    result[index + 1] = np.tensordot(right, sites[index + 1], axes=1)
-    return result
+@kernel
+def close_leg(
+    carry: np.ndarray, leg: np.ndarray, west: np.ndarray, north: np.ndarray, self_influence: np.ndarray
+) -> np.ndarray:
+    """PT-TEMPO: end the line on the leg of its own time; the finished site ``site[l, a, x]``.
+
+    ``a`` is the full path index: ``site[l, a, x] = sum_r leg[l, w(a), r] carry[r, c(a), x] I0[a]`` with the
+    class projectors ``west[w, a]`` and ``north[c, a]``.
+    """
+    left, classes, right = leg.shape
+    _, line, new = carry.shape
+    product = np.matmul(leg.reshape(left * classes, right), carry.reshape(right, line * new))
+    product = product.reshape(left, classes, line, new)
+    return np.einsum("lwcx,wa,ca,a->lax", product, west, north, self_influence)
+
+
+def absorb(weights: np.ndarray, site: np.ndarray) -> np.ndarray:
+    """``weights[k, l] site[l, ...]``: move the remainder of a split into the next site."""
+    return np.tensordot(weights, site, axes=1)
 
 
 def sweep(sites: list, current: np.ndarray, epsrel: float) -> Tuple[list, np.ndarray, int]:

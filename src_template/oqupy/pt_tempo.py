@@ -2,13 +2,14 @@ r"""PT-TEMPO: the process tensor of a Gaussian bosonic bath, computed once and r
 
 The influence functional ``F(a_0, ..., a_{N-1}) = prod_n I0(a_n) prod_{k=1}^{K} I_k(a_{n-k}, a_n)``
 (``a_n``: the path index of step ``n`` in the coupling eigenbasis, ``K = dkmax``; the same influences as
-:mod:`oqupy.tempo`) is built as a matrix product state over time, one site per step.  Step ``n`` applies the
-influence line of the new index ``a_n`` to the last ``K`` sites (a zip-up that starts inside the MPS:
-everything older is left-canonical and untouched), closes the line on a new last site, sweeps back over
-the line with the truncation ``epsrel``, and, once the memory is full, makes the oldest site of the line
-left-canonical (it leaves the memory window).  This is TEMPO without system propagators and with the path
-sums replaced by that canonicalisation, so PT-TEMPO + :func:`oqupy.compute_dynamics` reproduces TEMPO on
-the same parameters up to the truncation.
+:mod:`oqupy.tempo`) is built as a matrix product state over time in the order of [Jorgensen2019]: finished sites ``0 ... n-1`` (one per
+step, never touched again), followed by open *legs* for the next ``K`` times, each carrying the west class
+of its time and the influences it already has with the past.  Step ``n`` runs the line of ``a_n``
+(its north class) from the farthest leg back to the leg of ``n`` itself, truncating every bond (zip-up),
+closes it there into the finished site ``n`` over the full index ``a_n`` (with ``I0``), and sweeps left to
+right over the legs, so that every bond is truncated with ``epsrel`` in canonical form.  Bond dimensions
+shrink towards the far end of the legs, which keeps most of the SVDs small.  PT-TEMPO +
+:func:`oqupy.compute_dynamics` reproduces TEMPO on the same parameters up to the truncation.
 
 **[Jorgensen2019]** M. R. Jorgensen and F. A. Pollock, Phys. Rev. Lett. 123, 240602 (2019).
 **[Fux2021]** G. E. Fux, E. P. Butler, P. R. Eastham, B. W. Lovett and J. Keeling, Phys. Rev. Lett. 126,
@@ -46,14 +47,14 @@ NEGLIGIBLE_BOND = 1e-13
 
 
 @host
-def _export_tensors(sites: List[Any], north_map: np.ndarray) -> List[np.ndarray]:
-    """MPS sites ``site[p, class, f]`` -> MPO tensors ``T[p, f, a]`` over the full Liouville index.
+def _export_tensors(sites: List[Any]) -> List[np.ndarray]:
+    """MPS sites ``site[p, a, f]`` -> MPO tensors ``T[p, f, a]``.
 
     Bond indices that carry nothing on either side (the zero padding of ``oqupy_jax``, which picks up
     rounding noise of order 1e-20 in SVDs, or a singular value below ``NEGLIGIBLE_BOND``) are dropped, so
     the stored process tensor has the same, exact bond dimensions in both packages.
     """
-    tensors = [np.asarray(site)[:, north_map, :].transpose(0, 2, 1) for site in sites]
+    tensors = [np.asarray(site).transpose(0, 2, 1) for site in sites]
     for step in range(len(tensors) - 1):
         left, right = tensors[step], tensors[step + 1]
         norms_left = np.sqrt(np.sum(np.abs(left) ** 2, axis=(0, 2)))
@@ -120,7 +121,6 @@ class PtTempo(BaseAPIClass):
         self._overwrite = overwrite
         self._backend_config = backend_config
         self._influences = _Influences(bath, parameters, unique)
-        self._north_map = bath.north_degeneracy_map if unique else np.arange(bath.dimension**2)
         unitary = np.asarray(bath.unitary_transform, dtype=config.NpDtype)
         if _is_identity(unitary):
             self._transforms: tuple = (None, None)
@@ -129,7 +129,8 @@ class PtTempo(BaseAPIClass):
                 np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T,
                 np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T,
             )
-        self._sites: list = []
+        self._sites: list = []  # finished sites site[l, a, r], left-canonical
+        self._legs: list = []  # the open legs leg[l, w, r] of the next times, orthogonality centre last
         self._step = 0
         self._max_bond = 1
         self._process_tensor: Optional[BaseProcessTensor] = None
@@ -169,20 +170,40 @@ class PtTempo(BaseAPIClass):
         return self._process_tensor
 
     def _compute_step(self) -> None:
-        influences, parameters = self._influences, self._parameters
-        sites, step, dkmax = self._sites, self._step, parameters.dkmax
-        count = len(sites) if dkmax is None else min(len(sites), dkmax)
-        start = len(sites) - count
-        matrices = [influences.get(count - index, step) for index in range(count)]
-        line, carry = _mps.zip_line(sites[start:], matrices, influences.west.shape[0], parameters.epsrel)
-        new_site = _mps.open_site(carry, influences.west, influences.self_influence, influences.north_rep)
-        bond, classes, _ = new_site.shape
-        line, last, rank = _mps.sweep(line, new_site.reshape(bond, classes), parameters.epsrel)
-        sites = [*sites[:start], *line, last.reshape(last.shape[0], classes, 1)]
-        if dkmax is not None and len(sites) - dkmax > start:
-            sites = _mps.retire(sites, start, parameters.epsrel)
-        self._max_bond = max(self._max_bond, rank)
-        self._sites = sites
+        """Finish the site of time ``n``: its influences with the later times, then its bond to the future."""
+        influences, epsrel = self._influences, self._parameters.epsrel
+        step, dkmax, legs = self._step, self._parameters.dkmax, list(self._legs)
+        last = self._num_steps - 1 if dkmax is None else min(step + dkmax, self._num_steps - 1)
+        west, north = influences.west, influences.north
+        legs += [np.ones((1, west.shape[0], 1), dtype=config.NpDtype)] * (last - step + 1 - len(legs))
+        # right to left: the line of time n (north class c) through the legs of times n+K ... n+1
+        carry = np.ones((1, north.shape[0], 1), dtype=config.NpDtype)
+        max_rank = 1
+        for lag in range(len(legs) - 1, 0, -1):
+            bond = legs[lag].shape[0]
+            theta = _mps.zip_leg(carry, legs[lag], influences.get(lag, step + lag))
+            weights, leg, rank = _mps.split(theta, epsrel, weights_left=True)
+            legs[lag] = leg.reshape(leg.shape[0], west.shape[0], carry.shape[2])
+            carry = weights.reshape(bond, north.shape[0], leg.shape[0])
+            max_rank = max(max_rank, rank)
+        site = _mps.close_leg(carry, legs[0], west, north, influences.self_influence)
+        # left to right: the finished site and the legs become left-canonical, the optimal truncation of
+        # every bond (everything to its left is an isometry, everything to its right was made one above)
+        bond, paths, _ = site.shape
+        if len(legs) > 1:
+            isometry, weights, rank = _mps.split(site.reshape(bond * paths, site.shape[2]), epsrel)
+            site = isometry.reshape(bond, paths, isometry.shape[1])
+            legs[1] = _mps.absorb(weights, legs[1])
+            max_rank = max(max_rank, rank)
+        for index in range(1, len(legs) - 1):
+            left, classes, right = legs[index].shape
+            isometry, weights, rank = _mps.split(legs[index].reshape(left * classes, right), epsrel)
+            legs[index] = isometry.reshape(left, classes, isometry.shape[1])
+            legs[index + 1] = _mps.absorb(weights, legs[index + 1])
+            max_rank = max(max_rank, rank)
+        self._sites.append(site)
+        self._legs = legs[1:]
+        self._max_bond = max(self._max_bond, max_rank)
         self._step = step + 1
 
     def _assemble(self) -> BaseProcessTensor:
@@ -191,7 +212,7 @@ class PtTempo(BaseAPIClass):
         transform_in, transform_out = self._transforms
         description = f"PT-TEMPO process tensor of {self._num_steps} steps for bath '{self._bath.name}'"
         pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
-        tensors = _export_tensors(self._sites, self._north_map)
+        tensors = _export_tensors(self._sites)
         self._sites = []  # at most two copies of the MPS at any time: the sites, then the exported tensors
         for step, tensor in enumerate(tensors):
             pt.set_mpo_tensor(step, tensor, copy=False)
