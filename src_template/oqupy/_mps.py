@@ -8,8 +8,8 @@ Tensors are plain arrays with a fixed leg order:
 - the zip-up carry ``carry[c, r, w]``: new left bond, old bond, index of the influence line (west classes).
 
 Truncation (relative Frobenius criterion): keep the smallest ``chi`` with
-``sqrt(sum_{k >= chi} s_k^2) <= epsrel * s_0``.  In ``oqupy_jax`` bond dimensions are padded to powers
-of two with exactly zero singular values (the kept rank is applied by masking), so the number of
+``sqrt(sum_{k >= chi} s_k^2) <= epsrel * s_0``.  In ``oqupy_jax`` bond dimensions are padded to buckets
+(:func:`bucket`) with exactly zero singular values (the kept rank is applied by masking), so the number of
 compiled shapes stays small; ``oqupy_numpy`` keeps exact shapes.
 """
 
@@ -93,10 +93,21 @@ def truncation_rank(values: np.ndarray, epsrel: float) -> int:
     return rank
 
 
+BUCKET_STEP = 16
+"""Above this rank, ``oqupy_jax`` pads bond dimensions to multiples of it (below: powers of two)."""
+
+
 def bucket(rank: int) -> int:
-    """Bond dimension stored for a kept ``rank``."""
+    """Bond dimension stored for a kept ``rank``.
+
+    ``oqupy_jax``: the next power of two up to ``BUCKET_STEP``, then the next multiple of ``BUCKET_STEP``
+    (1, 2, 4, 8, 16, 32, 48, 64, ...), which bounds both the number of compiled shapes and the padding
+    overhead of the SVDs (at most about 30 % in each dimension beyond rank 48).
+    """
     if BACKEND == "jax":
-        return 1 << max(rank - 1, 0).bit_length()
+        if rank <= BUCKET_STEP:
+            return 1 << max(rank - 1, 0).bit_length()
+        return -(-rank // BUCKET_STEP) * BUCKET_STEP
     else:
         return rank
 
