@@ -62,11 +62,17 @@ def sum_path(site: np.ndarray, following: np.ndarray) -> np.ndarray:
     return np.tensordot(vector, following, axes=1)[None]
 
 
+@kernel
+def sum_site(vector: np.ndarray, site: np.ndarray) -> np.ndarray:
+    """``sum_{l,c} vector[l] site[l, c, r]``: one past site summed over its path index."""
+    return np.einsum("l,lcr->r", vector, site)
+
+
 def read_out(sites: list, current: np.ndarray) -> np.ndarray:
     """vec(rho) of the current time: every past path index summed."""
     vector = np.ones((1,), dtype=current.dtype)
     for site in sites:
-        vector = np.einsum("l,lcr->r", vector, site)
+        vector = sum_site(vector, site)
     return vector @ current
 
 
@@ -93,21 +99,18 @@ def truncation_rank(values: np.ndarray, epsrel: float) -> int:
     return rank
 
 
-BUCKET_STEP = 16
-"""Above this rank, ``oqupy_jax`` pads bond dimensions to multiples of it (below: powers of two)."""
-
-
 def bucket(rank: int) -> int:
     """Bond dimension stored for a kept ``rank``.
 
-    ``oqupy_jax``: the next power of two up to ``BUCKET_STEP``, then the next multiple of ``BUCKET_STEP``
-    (1, 2, 4, 8, 16, 32, 48, 64, ...), which bounds both the number of compiled shapes and the padding
-    overhead of the SVDs (at most about 30 % in each dimension beyond rank 48).
+    ``oqupy_jax``: powers of two up to 8, multiples of 8 up to 64, then multiples of 16 (1, 2, 4, 8, 16, 24,
+    ..., 64, 80, 96, ...).  This bounds the number of compiled shapes (17 buckets up to a bond of 160) and
+    keeps the padding of the SVD matrices, whose cost grows with the cube of the bond, small.
     """
     if BACKEND == "jax":
-        if rank <= BUCKET_STEP:
+        if rank <= 8:
             return 1 << max(rank - 1, 0).bit_length()
-        return -(-rank // BUCKET_STEP) * BUCKET_STEP
+        step = 8 if rank <= 64 else 16
+        return -(-rank // step) * step
     else:
         return rank
 
