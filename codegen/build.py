@@ -3,10 +3,16 @@
 A build happens in memory first (every module checked and translated, all problems collected), then in a
 temporary tree that is import-checked in a subprocess, and only then are changed files written into
 ``generated/`` (orphans removed).  A failed build leaves ``generated/`` as it was.
+
+Every translated file records, in its banner, the digest of its body (hand edits) and of its inputs: the
+template module and the code generator itself (``codegen/`` and the pinned tool versions).  ``check`` compares
+those digests and re-renders the cheap metadata files, which takes seconds; ``check --full`` translates every
+module again and diffs the result (about a minute on two cores; the test suite does it too).
 """
 
 import difflib
 import hashlib
+import importlib.metadata
 import multiprocessing
 import os
 import shutil
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
+import libcst as cst
 
 from codegen import metadata
 from codegen.analysis import ModuleContext
@@ -57,11 +64,29 @@ def digest(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
-def with_banner(body: str, source: str, suffix: str) -> str:
+def codegen_fingerprint() -> str:
+    """Digest of everything besides a template module that decides its translation."""
+    root = Path(__file__).resolve().parent
+    sources = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix in {".py", ".j2", ".toml"} and "__pycache__" not in p.parts
+    )
+    parts = [f"{p.relative_to(root).as_posix()}\n{p.read_text()}" for p in sources]
+    parts.append(f"libcst {importlib.metadata.version('libcst')}, ruff {importlib.metadata.version('ruff')}")
+    return digest("\0".join(parts))
+
+
+def inputs_digest(template_source: str, fingerprint: str) -> str:
+    return digest(f"{fingerprint}\0{template_source}")
+
+
+def with_banner(body: str, source: str, suffix: str, inputs: str | None = None) -> str:
     before, after = BANNER_PREFIX[suffix], BANNER_SUFFIX[suffix]
+    recorded = f"sha256:{digest(body)}" + (f" inputs:{inputs}" if inputs else "")
     return (
         f"{before}{MARK} by `python -m codegen build` from {source}; DO NOT EDIT.{after}\n"
-        f"{before}sha256:{digest(body)}{after}\n" + body
+        f"{before}{recorded}{after}\n" + body
     )
 
 
@@ -72,6 +97,14 @@ def split_banner(content: str) -> tuple[str | None, str]:
         return None, content
     recorded = lines[1].split("sha256:", 1)[1].split()[0].rstrip("->").strip()
     return recorded, lines[2]
+
+
+def recorded_inputs(content: str) -> str | None:
+    """The inputs digest in a translated file's banner (None if absent)."""
+    lines = content.split("\n", 2)
+    if len(lines) < 2 or "inputs:" not in lines[1]:
+        return None
+    return lines[1].split("inputs:", 1)[1].split()[0]
 
 
 def template_modules(repo: Path) -> list[Path]:
@@ -124,17 +157,31 @@ def _package_files(backend: str | None, package: str, tree: Tree, init_target: s
         )
 
 
-def _translate_file(repo: Path, path: Path) -> tuple[dict[str, str], dict[str, int], list[Diagnostic]]:
+def _targets(repo: Path, path: Path, module: cst.Module) -> dict[str, str]:
+    """backend -> generated path of one template module."""
+    inner = path.relative_to(repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE).as_posix()
+    backends = module_backends(module)
+    return {
+        backend: f"{GENERATED}/{package}/src/{package}/{inner}"
+        for backend, package in metadata.PACKAGES.items()
+        if backend in backends
+    }
+
+
+def _translate_file(
+    repo: Path, path: Path, fingerprint: str
+) -> tuple[dict[str, str], dict[str, int], list[Diagnostic]]:
     """Translate one template module for every backend it is emitted into."""
     files: dict[str, str] = {}
     fired: dict[str, int] = {}
     diagnostics: list[Diagnostic] = []
     relative = path.relative_to(repo).as_posix()
-    parsed = Parsed(path.read_text())
+    source = path.read_text()
+    parsed = Parsed(source)
     module_rel = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("")
-    for backend, package in metadata.PACKAGES.items():
-        if backend not in module_backends(parsed.module):
-            continue
+    inputs = inputs_digest(source, fingerprint)
+    for backend, target in _targets(repo, path, parsed.module).items():
+        package = metadata.PACKAGES[backend]
         ctx = ModuleContext(relative, ".".join(module_rel.parts), backend, package)
         translated = translate(parsed, ctx)
         diagnostics.extend(ctx.diagnostics)
@@ -142,9 +189,7 @@ def _translate_file(repo: Path, path: Path) -> tuple[dict[str, str], dict[str, i
             fired[rule] = fired.get(rule, 0) + count
         if translated is None:
             continue
-        inner = path.relative_to(repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE).as_posix()
-        target = f"{GENERATED}/{package}/src/{package}/{inner}"
-        files[target] = with_banner(format_source(translated, target), relative, ".py")
+        files[target] = with_banner(format_source(translated, target), relative, ".py", inputs)
     return files, fired, diagnostics
 
 
@@ -160,7 +205,8 @@ def build_tree(repo: Path = REPO) -> Tree:
     # spawn, not fork: the caller may have JAX (multithreaded) loaded, and forking it can deadlock
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1), mp_context=context) as pool:
-        results = list(pool.map(_translate_file, [repo] * len(paths), paths))
+        fingerprints = [codegen_fingerprint()] * len(paths)
+        results = list(pool.map(_translate_file, [repo] * len(paths), paths, fingerprints))
     for files, fired, found in results:
         tree.files.update(files)
         diagnostics.extend(found)
@@ -168,11 +214,16 @@ def build_tree(repo: Path = REPO) -> Tree:
             tree.fired[rule] = tree.fired.get(rule, 0) + count
     if diagnostics:
         raise CodegenError(diagnostics)
+    _metadata_files(tree)
+    return tree
+
+
+def _metadata_files(tree: Tree) -> None:
+    """The rendered files: package ``__init__``, pyproject and README, and ``docs/rules.md``."""
     for backend, package in metadata.PACKAGES.items():
         _package_files(backend, package, tree, f"{GENERATED}/{package}/src/{package}/__init__.py")
     _package_files(None, TEMPLATE_PACKAGE, tree, f"{TEMPLATE_ROOT}/{TEMPLATE_PACKAGE}/__init__.py")
     tree.files[RULES_DOC] = with_banner(render_rules(), "codegen/rules/ (codegen/docs.py)", ".md")
-    return tree
 
 
 def unused_rules(tree: Tree) -> list[str]:
@@ -300,7 +351,51 @@ def build(repo: Path = REPO) -> int:
     return 0
 
 
-def check(repo: Path = REPO) -> int:
+def quick_problems(repo: Path = REPO) -> list[str]:
+    """Problems found from the banners' digests and the re-rendered metadata files, without translating."""
+    rendered = Tree()
+    _metadata_files(rendered)
+    expected = dict(rendered.files)
+    current = existing_files(repo)
+    fingerprint = codegen_fingerprint()
+    problems = []
+    for path in template_modules(repo):
+        source = path.read_text()
+        inputs = inputs_digest(source, fingerprint)
+        for target in _targets(repo, path, cst.parse_module(source)).values():
+            expected[target] = ""
+            actual = current.get(target)
+            if actual is None:
+                problems.append(f"{target}: missing")
+                continue
+            recorded, body = split_banner(actual)
+            if recorded is None:
+                problems.append(f"{target}: has no generated-file banner")
+            elif recorded != digest(body):
+                problems.append(f"{target}: was edited by hand")
+            elif recorded_inputs(actual) != inputs:
+                problems.append(f"{target}: is stale (the template or codegen changed)")
+    for path, content in sorted(rendered.files.items()):
+        if current.get(path) != content:
+            problems.append(f"{path}: missing" if path not in current else f"{path}: is stale or was edited")
+    for path in sorted(set(current) - set(expected)):
+        problems.append(f"{path}: orphan (no template produces it)")
+    return problems
+
+
+def check(repo: Path = REPO, full: bool = False) -> int:
+    """0 when ``generated/`` is fresh.  ``full``: translate again and diff (also reports unused rules)."""
+    if not full:
+        problems = quick_problems(repo)
+        if problems:
+            print("\n".join(problems), file=sys.stderr)
+            print(
+                "codegen check failed: run `python -m codegen build` (`check --full` shows the diffs)",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"codegen check: {len(existing_files(repo))} generated files are fresh (banner digests)")
+        return 0
     try:
         tree = build_tree(repo)
     except CodegenError as error:

@@ -3,6 +3,7 @@
 import shutil
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from codegen import build as codegen_build
@@ -87,3 +88,36 @@ def test_build_then_check_round_trip(scratch):
     assert codegen_build.build(scratch) == 0
     assert "ANSWER = 42" in (scratch / "generated/oqupy_jax/src/oqupy_jax/operators.py").read_text()
     assert codegen_build.check(scratch) == 0
+
+
+def test_quick_check_passes_on_the_committed_tree():
+    assert codegen_build.quick_problems(REPO) == []
+
+
+def test_quick_check_finds_hand_edits_stale_orphan_and_missing_files(scratch):
+    target = scratch / "generated/oqupy_jax/src/oqupy_jax/util.py"
+    target.write_text(target.read_text().replace("return out", "return out * 1"))
+    template = scratch / "src_template/oqupy/operators.py"
+    template.write_text(template.read_text() + "\n\nANSWER = 42\n")
+    (scratch / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
+    (scratch / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
+    readme = scratch / "generated/oqupy_numpy/README.md"
+    readme.write_text(readme.read_text() + "edited\n")
+    report = "\n".join(codegen_build.quick_problems(scratch))
+    assert "oqupy_jax/util.py: was edited by hand" in report
+    assert "oqupy_numpy/operators.py: is stale" in report and "oqupy_jax/operators.py: is stale" in report
+    assert "oqupy_numpy/extra.py: orphan" in report and "oqupy_jax/dynamics.py: missing" in report
+    assert "oqupy_numpy/README.md: is stale or was edited" in report
+    assert codegen_build.check(scratch) == 1
+
+
+def test_quick_check_sees_a_change_of_the_code_generator(scratch, monkeypatch):
+    monkeypatch.setattr(codegen_build, "codegen_fingerprint", lambda: "another-codegen")
+    report = codegen_build.quick_problems(scratch)
+    assert report and all("is stale (the template or codegen changed)" in line for line in report)
+    translated = [
+        target
+        for path in codegen_build.template_modules(scratch)
+        for target in codegen_build._targets(scratch, path, cst.parse_module(path.read_text()))
+    ]
+    assert len(report) == len(translated) > 30
