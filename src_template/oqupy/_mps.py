@@ -201,6 +201,14 @@ def zip_up(
     return result, close_line(carry, current, west, self_influence)
 
 
+def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
+    """``sum_r leg[l, w, r] carry[r, c, x]`` as ``product[l, w, c, x]`` (one matrix product)."""
+    left, west, right = leg.shape
+    _, line, new = carry.shape
+    product = np.matmul(leg.reshape(left * west, right), carry.reshape(right, line * new))
+    return product.reshape(left, west, line, new)
+
+
 @kernel
 def zip_leg(carry: np.ndarray, leg: np.ndarray, influence: np.ndarray) -> np.ndarray:
     """PT-TEMPO, right to left: absorb one future leg and its influence ``I[c, w]`` into the carry.
@@ -209,10 +217,8 @@ def zip_leg(carry: np.ndarray, leg: np.ndarray, influence: np.ndarray) -> np.nda
     of the current time; ``x``: the already truncated bond to the right).  Returns ``theta`` with rows
     ``(l, c)`` and columns ``(w, x)``.
     """
-    left, west, right = leg.shape
-    _, line, new = carry.shape
-    product = np.matmul(leg.reshape(left * west, right), carry.reshape(right, line * new))
-    product = product.reshape(left, west, line, new) * np.transpose(influence)[None, :, :, None]
+    product = _leg_carry(carry, leg) * np.transpose(influence)[None, :, :, None]
+    left, west, line, new = product.shape
     return np.transpose(product, (0, 2, 1, 3)).reshape(left * line, west * new)
 
 
@@ -225,11 +231,7 @@ def close_leg(
     ``a`` is the full path index: ``site[l, a, x] = sum_r leg[l, w(a), r] carry[r, c(a), x] I0[a]`` with the
     class projectors ``west[w, a]`` and ``north[c, a]``.
     """
-    left, classes, right = leg.shape
-    _, line, new = carry.shape
-    product = np.matmul(leg.reshape(left * classes, right), carry.reshape(right, line * new))
-    product = product.reshape(left, classes, line, new)
-    return np.einsum("lwcx,wa,ca,a->lax", product, west, north, self_influence)
+    return np.einsum("lwcx,wa,ca,a->lax", _leg_carry(carry, leg), west, north, self_influence)
 
 
 def absorb(weights: np.ndarray, site: np.ndarray) -> np.ndarray:
@@ -249,7 +251,7 @@ def sweep(sites: list, current: np.ndarray, epsrel: float) -> Tuple[list, np.nda
         max_rank = max(max_rank, rank)
         result[index] = right.reshape(right.shape[0], paths, next_bond)
     if result:
-        result[0] = np.tensordot(left, result[0], axes=1)
+        result[0] = absorb(left, result[0])
     else:
-        current = np.tensordot(left, current, axes=1)
+        current = absorb(left, current)
     return result, current, max_rank

@@ -189,20 +189,15 @@ class PtTempo(BaseAPIClass):
         site = _mps.close_leg(carry, legs[0], west, north, influences.self_influence)
         # left to right: the finished site and the legs become left-canonical, the optimal truncation of
         # every bond (everything to its left is an isometry, everything to its right was made one above)
-        bond, paths, _ = site.shape
-        if len(legs) > 1:
-            isometry, weights, rank = _mps.split(site.reshape(bond * paths, site.shape[2]), epsrel)
-            site = isometry.reshape(bond, paths, isometry.shape[1])
-            legs[1] = _mps.absorb(weights, legs[1])
+        chain = [site, *legs[1:]]
+        for index in range(len(chain) - 1):
+            left, classes, right = chain[index].shape
+            isometry, weights, rank = _mps.split(chain[index].reshape(left * classes, right), epsrel)
+            chain[index] = isometry.reshape(left, classes, isometry.shape[1])
+            chain[index + 1] = _mps.absorb(weights, chain[index + 1])
             max_rank = max(max_rank, rank)
-        for index in range(1, len(legs) - 1):
-            left, classes, right = legs[index].shape
-            isometry, weights, rank = _mps.split(legs[index].reshape(left * classes, right), epsrel)
-            legs[index] = isometry.reshape(left, classes, isometry.shape[1])
-            legs[index + 1] = _mps.absorb(weights, legs[index + 1])
-            max_rank = max(max_rank, rank)
-        self._sites.append(site)
-        self._legs = legs[1:]
+        self._sites.append(chain[0])
+        self._legs = chain[1:]
         self._max_bond = max(self._max_bond, max_rank)
         self._step = step + 1
 
