@@ -35,6 +35,7 @@ class ModuleContext:
     module_name: str  # e.g. "oqupy.util"
     backend: str  # "numpy" or "jax"
     package: str  # "oqupy_numpy" or "oqupy_jax"
+    runs_on: str = "device"  # the module's ``__runs_on__``: "host" modules keep NumPy/SciPy in both packages
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fired: dict[str, int] = field(default_factory=dict)
     codemod: CodemodContext = field(default_factory=CodemodContext)
@@ -184,7 +185,7 @@ class _MarkerContext(QualifiedNames):
 
     def _init_context(self, ctx: ModuleContext) -> None:
         self.ctx = ctx
-        self.host_depth = 0
+        self.host_depth = 1 if ctx.runs_on == "host" else 0
         self.kernel_depth = 0
         self.function_depth = 0
         self.arrays = ArrayScopes(self)

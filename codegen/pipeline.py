@@ -14,8 +14,13 @@ def _dotted(node: Optional[cst.BaseExpression]) -> str:
     return cst.Module([]).code_for_node(node) if node is not None else ""
 
 
+DECLARATIONS = ("__backends__", "__runs_on__")
+"""Module-level declarations read by codegen and dropped from the generated packages."""
+RUNS_ON = ("host", "device")
+
+
 class _DropMarkers(cst.CSTTransformer):
-    """Last step: the marker import and ``__backends__`` never reach a generated package."""
+    """Last step: the marker import and the declarations never reach a generated package."""
 
     def __init__(self, package: str) -> None:
         super().__init__()
@@ -31,24 +36,45 @@ class _DropMarkers(cst.CSTTransformer):
         if (
             len(targets) == 1
             and isinstance(targets[0].target, cst.Name)
-            and targets[0].target.value == "__backends__"
+            and targets[0].target.value in DECLARATIONS
         ):
             return cst.RemovalSentinel.REMOVE
         return updated_node
 
 
-def module_backends(module: cst.Module) -> tuple[str, ...]:
-    """The packages a template module is emitted into (``__backends__``, default both)."""
+def module_declaration(module: cst.Module, name: str) -> Optional[cst.BaseExpression]:
+    """The value assigned to the module-level declaration ``name`` (``__backends__``, ``__runs_on__``)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if (
                     isinstance(small, cst.Assign)
                     and isinstance(small.targets[0].target, cst.Name)
-                    and small.targets[0].target.value == "__backends__"
+                    and small.targets[0].target.value == name
                 ):
-                    return tuple(e.value.evaluated_value for e in small.value.elements)
+                    return small.value
+    return None
+
+
+def module_backends(module: cst.Module) -> tuple[str, ...]:
+    """The packages a template module is emitted into (``__backends__``, default both)."""
+    value = module_declaration(module, "__backends__")
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return tuple(e.value.evaluated_value for e in value.elements)
     return ("numpy", "jax")
+
+
+def module_runs_on(module: cst.Module) -> str:
+    """Where a template module's code runs: ``__runs_on__ = "host"`` or ``"device"`` (the default).
+
+    A host module keeps NumPy/SciPy in both packages (codegen only renames the package); a device module
+    is translated (``jax.numpy``, jitted kernels).  A value other than these is kept as written so that the
+    ``host-marker`` rule can refuse it with its position.
+    """
+    value = module_declaration(module, "__runs_on__")
+    if isinstance(value, cst.SimpleString):
+        return str(value.evaluated_value)
+    return "device" if value is None else "?"
 
 
 class _Facts(cst.CSTVisitor):
@@ -129,6 +155,7 @@ def translate(source: str | Parsed, ctx: ModuleContext, rules: Iterable[type[Rul
     """Translated source, or None when the checks found problems (then see ``ctx.diagnostics``)."""
     rules = tuple(rules)
     parsed = source if isinstance(source, Parsed) else Parsed(source)
+    ctx.runs_on = module_runs_on(parsed.module)
     before = len(ctx.diagnostics)
     check(parsed.wrapper, ctx, rules)
     if len(ctx.diagnostics) > before:

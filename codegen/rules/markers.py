@@ -1,13 +1,56 @@
-"""Host markers: ``@host`` is stripped in both packages (its code stays NumPy/SciPy)."""
+"""Host code: ``__runs_on__ = "host"`` modules and ``@host`` definitions keep NumPy/SciPy in both packages."""
 
 import libcst as cst
 
-from codegen.analysis import HOST_MARKER, TemplateTransformer
-from codegen.rules.base import Example, Rule
+from codegen.analysis import HOST_MARKER, KERNEL_MARKER, TemplateTransformer, TemplateVisitor
+from codegen.rules.base import Example, Invalid, Rule
+
+
+class _Checker(TemplateVisitor):
+    RULE = "host-marker"
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value == "__runs_on__"):
+            return
+        if self.function_depth or self.get_metadata(cst.metadata.ParentNodeProvider, node) is None:
+            return
+        if self.ctx.runs_on not in ("host", "device"):
+            self.report(node, '`__runs_on__` must be the string "host" or "device"', '`__runs_on__ = "host"`')
+
+    def _check_decorators(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        if self.ctx.runs_on != "host":
+            return
+        for decorator in node.decorators:
+            marker = self.decorator_marker(decorator)
+            if marker == HOST_MARKER:
+                self.report(
+                    decorator,
+                    '`@host` in a module that runs on the host (`__runs_on__ = "host"`) says nothing',
+                    "remove the decorator",
+                )
+            elif marker == KERNEL_MARKER:
+                self.report(
+                    decorator,
+                    "`@kernel` in a host module (its code is never translated to JAX)",
+                    "move the kernel into a device module",
+                )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef):
+        self._check_decorators(node)
+        return super().visit_FunctionDef(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef):
+        self._check_decorators(node)
+        return super().visit_ClassDef(node)
 
 
 class _Strip(TemplateTransformer):
     RULE = "host-marker"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if self.ctx.runs_on == "host":
+            self.fire()  # the whole module is kept as written; only the declaration is dropped
 
     def _strip(self, original_node, updated_node):
         kept = [
@@ -28,10 +71,16 @@ class _Strip(TemplateTransformer):
 
 
 class HostMarker(Rule):
-    """Strip ``@host``: the marked function or class keeps plain NumPy/SciPy in the JAX package too."""
+    """Host code keeps plain NumPy/SciPy in the JAX package too.
+
+    A whole module is host code when it declares ``__runs_on__ = "host"``: no rule translates anything in
+    it, only the package is renamed (the declaration is dropped).  Inside a device module, ``@host`` marks
+    the rare function or class that must stay NumPy/SciPy; the decorator is stripped.  ``@host`` or
+    ``@kernel`` inside a host module is refused.
+    """
 
     NAME = "host-marker"
-    NEEDS = ("oqupy._codegen.host",)
+    NEEDS = ("oqupy._codegen.host", "__runs_on__")
     VALID = (
         Example(
             template=(
@@ -40,5 +89,22 @@ class HostMarker(Rule):
             numpy="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
             jax="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
         ),
+        Example(
+            template='import numpy as np\n\n__runs_on__ = "host"\n\n\ndef f(x):\n    return np.exp(x)\n',
+            numpy="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
+            jax="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
+        ),
     )
+    INVALID = (
+        Invalid(
+            '__runs_on__ = "host"\nfrom oqupy._codegen import host\n\n\n@host\ndef f(x):\n    return x\n',
+            "says nothing",
+        ),
+        Invalid(
+            '__runs_on__ = "host"\nfrom oqupy._codegen import kernel\n\n\n@kernel\ndef f(x):\n    return x\n',
+            "`@kernel` in a host module",
+        ),
+        Invalid('__runs_on__ = "gpu"\n', "must be the string"),
+    )
+    Checker = _Checker
     Transformer = _Strip
