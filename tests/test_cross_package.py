@@ -69,7 +69,7 @@ def test_packages_agree(name, scenario):
 
 #: Example arguments for every jitted kernel of oqupy_jax (a new kernel without an entry fails the test below).
 KERNEL_ARGUMENTS = {
-    "oqupy_jax.util.embed_delta": lambda: ((np.ones((2, 3)),), {"index_scrambling": (1, 0, 0, 1)}),
+    "oqupy_jax._tensors.embed_delta": lambda: ((np.ones((2, 3)),), {"index_scrambling": (1, 0, 0, 1)}),
     "oqupy_jax._mps.zip_site": lambda: ((np.ones((2, 3, 4)), np.ones((3, 4, 5)), np.ones((4, 4))), {}),
     "oqupy_jax._mps.close_line": lambda: (
         (np.ones((2, 3, 3)), np.ones((3, 4)), np.ones((3, 4)), np.ones(4)),
@@ -88,12 +88,12 @@ KERNEL_ARGUMENTS = {
         (np.ones((5, 3, 2)), np.ones((2, 3, 5)), np.ones((3, 4)), np.ones((3, 4)), np.arange(4.0) + 1j),
         {},
     ),
-    "oqupy_jax.system_dynamics.read_out_batch": lambda: ((np.ones((3, 2, 4)), (np.ones(2),)), {}),
-    "oqupy_jax.system_dynamics.propagate_batch": lambda: (
+    "oqupy_jax._propagation.read_out_batch": lambda: ((np.ones((3, 2, 4)), (np.ones(2),)), {}),
+    "oqupy_jax._propagation.propagate_batch": lambda: (
         (
             np.ones((2, 2, 4)) + 0.5j,
             (),
-            (
+            ojax._propagation.Step(
                 np.stack([np.stack([np.eye(4), 2 * np.eye(4), np.eye(4)[::-1]])] * 2) + 0j,
                 np.stack([np.stack([np.eye(4)] * 3)] * 2) + 0j,
                 (np.arange(3 * 2 * 2 * 4.0).reshape(3, 2, 2, 4) + 1j,),
@@ -102,11 +102,11 @@ KERNEL_ARGUMENTS = {
         ),
         {},
     ),
-    "oqupy_jax.system_dynamics.propagate": lambda: (
+    "oqupy_jax._propagation.propagate": lambda: (
         (
             np.ones((2, 4)) + 0.5j,
             (),
-            (
+            ojax._propagation.Step(
                 np.stack([np.eye(4), 2 * np.eye(4), np.eye(4)[::-1]]) + 0j,
                 np.stack([np.eye(4)] * 3) + 0j,
                 (np.arange(3 * 2 * 2 * 4.0).reshape(3, 2, 2, 4) + 1j,),

@@ -5,7 +5,7 @@ Template code never converts loops automatically; a step loop whose carry has a 
 as ``carry, ys = scan(step, carry, xs)`` and each package gets its natural form.
 
 Semantics (both packages): ``step(carry, x) -> (carry, y)`` is called with ``x`` the ``k``-th slice of
-``xs`` (``xs`` may be nested tuples; every leaf is indexed along its first axis), for ``k = 0, 1, ...``;
+``xs`` (``xs`` may be nested tuples or named tuples; every leaf is indexed along its first axis), for ``k = 0, 1, ...``;
 the ``y`` (one array) are stacked along a new first axis.  In ``oqupy_numpy`` the leaves of ``xs`` may be
 lists of arrays of different shapes (exact bond dimensions) and the carry may change shape from step to
 step; in ``oqupy_jax`` the leaves are stacked arrays and the carry keeps its shape and dtype (pad first).
@@ -16,6 +16,8 @@ along a new first axis.
 """
 
 from oqupy._codegen import BACKEND
+
+__runs_on__ = "device"
 
 __all__ = ["scan", "vmap"]
 
@@ -30,9 +32,13 @@ else:
     def _first_leaf(tree: Any) -> Any:
         return _first_leaf(tree[0]) if isinstance(tree, tuple) else tree
 
+    def _rebuild(tree: tuple, leaves: Any) -> tuple:
+        """A tuple of ``leaves`` of the type of ``tree`` (a named tuple keeps its fields)."""
+        return type(tree)(*leaves) if hasattr(tree, "_fields") else tuple(leaves)
+
     def _slice(tree: Any, index: int) -> Any:
         if isinstance(tree, tuple):
-            return tuple(_slice(leaf, index) for leaf in tree)
+            return _rebuild(tree, (_slice(leaf, index) for leaf in tree))
         return tree[index]
 
     def scan(step: Callable[[Any, Any], Tuple[Any, Any]], carry: Any, xs: Any) -> Tuple[Any, Any]:
@@ -47,7 +53,7 @@ else:
         if axes is None:
             return tree
         if isinstance(axes, tuple):
-            return tuple(_batch_slice(leaf, axis, index) for leaf, axis in zip(tree, axes))
+            return _rebuild(tree, (_batch_slice(leaf, axis, index) for leaf, axis in zip(tree, axes)))
         return tree[index]
 
     def _batch_size(tree: Any, axes: Any) -> int:

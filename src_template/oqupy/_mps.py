@@ -20,6 +20,8 @@ import scipy.linalg
 
 from oqupy._codegen import BACKEND, host, kernel
 
+__runs_on__ = "device"
+
 DEGENERACY_RTOL = 1e-9
 """Singular values this close (relative) to the last kept one are kept with it."""
 

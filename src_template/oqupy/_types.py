@@ -2,6 +2,8 @@
 
 import numpy as np
 
+__runs_on__ = "device"
+
 Matrix = np.ndarray
 """A square (m, m) matrix."""
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+__runs_on__ = "device"
+
 NpDtype = np.complex128
 """dtype of all complex data: states, operators, tensors."""
 

@@ -8,6 +8,8 @@ import numpy as np
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import NpDtype, NpDtypeReal
 
+__runs_on__ = "device"
+
 
 class BaseDynamics(BaseAPIClass):
     """Times and states of a time evolution, kept in time order."""

@@ -9,6 +9,8 @@ import numpy as np
 
 from oqupy.config import NpDtype
 
+__runs_on__ = "device"
+
 SIGMA = {
     "id": np.array([[1, 0], [0, 1]], dtype=NpDtype),
     "x": np.array([[0, 1], [1, 0]], dtype=NpDtype),

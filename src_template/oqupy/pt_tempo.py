@@ -21,25 +21,18 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from oqupy import _mps, config, operators
+from oqupy._checks import float_time, is_identity
 from oqupy._codegen import host
+from oqupy._influences import Influences
+from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters, num_steps_between
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.process_tensor import BaseProcessTensor, FileProcessTensor, SimpleProcessTensor
-from oqupy.tempo import TempoParameters, _Influences, guess_tempo_parameters, num_steps_between
 from oqupy.util import get_progress
 
+__runs_on__ = "device"
 
-@host
-def _float_time(value: Any, name: str) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"Argument '{name}' must be float.") from err
-
-
-@host
-def _is_identity(matrix: np.ndarray) -> bool:
-    return bool(np.array_equal(matrix, np.identity(matrix.shape[0], dtype=matrix.dtype)))
+__all__ = ["PtTempo", "pt_tempo_compute"]
 
 
 NEGLIGIBLE_BOND = 1e-13
@@ -110,8 +103,8 @@ class PtTempo(BaseAPIClass):
             "Argument 'parameters' must be an oqupy.TempoParameters object."
         )
         assert isinstance(unique, bool), "Argument 'unique' must be bool."
-        self._start_time = _float_time(start_time, "start_time")
-        self._end_time = _float_time(end_time, "end_time")
+        self._start_time = float_time(start_time, "start_time")
+        self._end_time = float_time(end_time, "end_time")
         self._num_steps = num_steps_between(self._start_time, self._end_time, parameters.dt)
         assert self._num_steps >= 2, "PT-TEMPO needs at least two time steps between start and end time."
         self._bath = bath
@@ -120,15 +113,14 @@ class PtTempo(BaseAPIClass):
         self._file = process_tensor_file
         self._overwrite = overwrite
         self._backend_config = backend_config
-        self._influences = _Influences(bath, parameters, unique)
+        self._influences = Influences(bath, parameters, unique)
         unitary = np.asarray(bath.unitary_transform, dtype=config.NpDtype)
-        if _is_identity(unitary):
-            self._transforms: tuple = (None, None)
-        else:
-            self._transforms = (
-                np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T,
-                np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T,
-            )
+        # the process tensor's transforms into and out of the coupling eigenbasis (None: it is the basis)
+        self._transform_in: Optional[np.ndarray] = None
+        self._transform_out: Optional[np.ndarray] = None
+        if not is_identity(unitary):
+            self._transform_in = np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T
+            self._transform_out = np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T
         self._sites: list = []  # finished sites site[l, a, r], left-canonical
         self._legs: list = []  # the open legs leg[l, w, r] of the next times, orthogonality centre last
         self._step = 0
@@ -204,7 +196,7 @@ class PtTempo(BaseAPIClass):
     def _assemble(self) -> BaseProcessTensor:
         """The process tensor, normalised so that ``cap_0 = 1`` (the initial state is read back exactly)."""
         dt, dim = self._parameters.dt, self._bath.dimension
-        transform_in, transform_out = self._transforms
+        transform_in, transform_out = self._transform_in, self._transform_out
         description = f"PT-TEMPO process tensor of {self._num_steps} steps for bath '{self._bath.name}'"
         pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
         tensors = _export_tensors(self._sites)

@@ -7,318 +7,97 @@ MPO tensor of ``n`` (rank 3: a diagonal multiply on the system leg, no rank-4 te
 ``prop_2(n)``.  The loop over steps is one :func:`oqupy._loops.scan` (``lax.scan`` in ``oqupy_jax``, over
 tensors padded to one bond dimension per environment; a plain loop over exact shapes in ``oqupy_numpy``),
 split into a few chunks for progress reporting.
+
+Layout: the arguments are checked and the per-step matrices prepared on the host (:mod:`oqupy._dynamics_setup`);
+the step loop is the kernels of :mod:`oqupy._propagation`; this module drives them.  The correlation functions
+are host code (``@host``): loops over :func:`compute_dynamics` with controls.
 """
 
 import itertools
-import math
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from oqupy import config
-from oqupy._codegen import BACKEND, host, kernel
-from oqupy._loops import scan, vmap
-from oqupy._mps import bucket
+from oqupy._checks import check_initial_state, check_system
+from oqupy._codegen import BACKEND, host
+from oqupy._dynamics_setup import (
+    Environment,
+    StepMatrices,
+    chunks,
+    correlation_grid,
+    prepare,
+    propagators,
+    stack_padded,
+    step_indices,
+    step_matrices,
+)
+from oqupy._propagation import Step, propagate, propagate_batch, read_out, read_out_batch
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
-from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor
 from oqupy.system import BaseSystem, System, TimeDependentSystem
-from oqupy.tempo import _check_initial_state
 from oqupy.util import check_convert, get_progress
 
-CHUNK_STEPS = 64
-"""Steps per compiled scan call (progress is reported between chunks)."""
+__runs_on__ = "device"
+
+__all__ = ["compute_correlations", "compute_correlations_nt", "compute_dynamics", "compute_dynamics_batch"]
 
 
-# -- kernels ----------------------------------------------------------------------------------------------
+class _Loop(NamedTuple):
+    """The environments as the step loop wants them, and the initial states with their bond legs."""
+
+    tensors: Tuple[
+        Any, ...
+    ]  # per environment: stacked and padded (oqupy_jax) or a list per step (oqupy_numpy)
+    caps: Tuple[Any, ...]  # per environment, the same
+    states: np.ndarray  # (*batch, chi_1, ..., chi_E, d^2)
 
 
-def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np.ndarray:
-    """Contract the bond leg ``axis`` and the system leg of ``state`` with one MPO tensor (rank 3 or 4)."""
-    moved = np.moveaxis(state, axis, -2)
-    if tensor.ndim == 3:
-        moved = np.einsum("...px,pfx->...fx", moved, tensor)
-    else:
-        moved = np.einsum("...pi,pfio->...fo", moved, tensor)
-    return np.moveaxis(moved, -2, axis)
-
-
-def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
-    """``vec(rho)``: every bond leg of ``state`` contracted with its cap."""
-    for cap in caps:
-        state = np.tensordot(cap, state, axes=1)
-    return state
-
-
-def dynamics_step(carry: Tuple[Any, Any], step: Tuple[Any, Any, Any, Any]) -> Tuple[Any, np.ndarray]:
-    """One step of the forward contraction (the body of the scan); returns the new carry and ``vec(rho_n)``."""
-    state, links = carry
-    enter, leave, tensors, caps = step
-    rho = read_out(state, caps)
-    state = state @ enter
-    for axis, tensor in enumerate(tensors):
-        if axis > 0:
-            state = state @ links[axis - 1]
-        state = contract_environment(state, tensor, axis)
-    state = state @ leave
-    return (state, links), rho
-
-
-def _propagate(
-    state: np.ndarray, links: Sequence[Any], steps: Sequence[Any]
-) -> Tuple[np.ndarray, np.ndarray]:
-    (state, _), rhos = scan(dynamics_step, (state, links), steps)
-    return state, rhos
-
-
-@kernel
-def propagate(state: np.ndarray, links: Sequence[Any], steps: Sequence[Any]) -> Tuple[np.ndarray, np.ndarray]:
-    """Run :func:`dynamics_step` over the stacked ``steps``; returns the final state and the recorded states."""
-    return _propagate(state, links, steps)
-
-
-@kernel
-def propagate_batch(
-    states: np.ndarray, links: Sequence[Any], steps: Sequence[Any]
-) -> Tuple[np.ndarray, np.ndarray]:
-    """:func:`propagate` for a batch of systems: a leading axis on ``states`` and on the step matrices."""
-    return vmap(_propagate, in_axes=(0, None, (0, 0, None, None)))(states, links, steps)
-
-
-@kernel
-def read_out_batch(states: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
-    """:func:`read_out` for a batch of states."""
-    return vmap(read_out, in_axes=(0, None))(states, caps)
-
-
-# -- host-side preparation ------------------------------------------------------------------------------
-
-
-@host
-def _process_tensor_list(process_tensor: Any) -> List[BaseProcessTensor]:
-    if process_tensor is None:
-        return []
-    candidates = list(process_tensor) if isinstance(process_tensor, (list, tuple)) else [process_tensor]
-    for candidate in candidates:
-        if not isinstance(candidate, BaseProcessTensor):
-            raise TypeError("Argument 'process_tensor' must be a process tensor or a list of them.")
-    return candidates
-
-
-@host
-def _time_grid(
-    process_tensors: List[BaseProcessTensor], dimension: int, dt: Optional[float], num_steps: Optional[int]
-) -> Tuple[float, int]:
-    for pt in process_tensors:
-        if pt.hilbert_space_dimension != dimension:
-            raise ValueError(
-                f"Process tensor of Hilbert dimension {pt.hilbert_space_dimension} used with a system of "
-                f"dimension {dimension}."
-            )
-        if pt.get_initial_tensor() is not None:
-            raise NotImplementedError("Process tensors with an initial tensor are not supported.")
-    dts = {pt.dt for pt in process_tensors if pt.dt is not None}
-    if dt is not None:
-        dt = check_convert(dt, float, "dt")
-        if not math.isfinite(dt) or dt <= 0.0:
-            raise ValueError("Argument 'dt' must be positive.")
-        dts.add(dt)
-    if len(dts) > 1 and not all(math.isclose(a, b, rel_tol=1e-12) for a in dts for b in dts):
-        raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
-    if not dts:
-        raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
-    lengths = [len(pt) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)]
-    if num_steps is None:
-        if not lengths:
-            raise ValueError("Give 'num_steps': no finite process tensor fixes the number of steps.")
-        num_steps = min(lengths)
-    else:
-        if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)):
-            raise TypeError("Argument 'num_steps' must be int.")
-        if num_steps < 0:
-            raise ValueError("Argument 'num_steps' must be non-negative.")
-        if lengths and num_steps > min(lengths):
-            raise ValueError(
-                f"Argument 'num_steps' ({num_steps}) is longer than the shortest process tensor ({min(lengths)})."
-            )
-    return sorted(dts)[0], int(num_steps)
-
-
-@host
-def _controls(control: Optional[Control], num_steps: int, dim2: int, dt: float, start_time: float) -> tuple:
-    """Stacked pre (num_steps + 1) and post (num_steps) superoperators (identity where there is none)."""
-    identity = np.identity(dim2, dtype=config.NpDtype)
-    pre = np.broadcast_to(identity, (num_steps + 1, dim2, dim2)).copy()
-    post = np.broadcast_to(identity, (num_steps, dim2, dim2)).copy()
-    if control is not None:
-        for step in range(num_steps + 1):
-            before, after = control.get_controls(step, dt, start_time)
-            if before is not None:
-                pre[step] = before
-            if after is not None and step < num_steps:
-                post[step] = after
-    return pre, post
-
-
-@host
-def _environment(pt: BaseProcessTensor, num_steps: int) -> tuple:
-    """Tensors of steps ``0 .. num_steps - 1``, caps of ``0 .. num_steps`` and the transforms of one process tensor."""
-    pt.check_consistency()
-    tensors = [np.asarray(pt.get_raw_mpo_tensor(step), dtype=config.NpDtype) for step in range(num_steps)]
-    caps = pt._computed_caps()[: num_steps + 1]
-    dim2 = pt.hilbert_space_dimension**2
-    identity = np.identity(dim2, dtype=config.NpDtype)
-    transform_in = pt.transform_in
-    transform_out = pt.transform_out
-    return (
-        tensors,
-        caps,
-        identity if transform_in is None else transform_in,
-        identity if transform_out is None else transform_out,
-    )
-
-
-@host
-def _propagators(
-    system: BaseSystem,
-    dt: float,
-    start_time: float,
-    num_steps: int,
-    subdiv_limit: Optional[int],
-    liouvillian_epsrel: float,
-) -> Tuple[np.ndarray, np.ndarray]:
-    """The two stacks of half-step propagators (empty for no steps)."""
-    if num_steps == 0:
-        empty = np.zeros((0, system.dimension**2, system.dimension**2), dtype=config.NpDtype)
-        return empty, empty
-    return system.get_propagator_stack(dt, start_time, num_steps, subdiv_limit, liouvillian_epsrel)
-
-
-@host
-def _stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> tuple:
-    """One array of tensors (and of caps) zero-padded to a common bond dimension (``_mps.bucket``: a power of
-    two in ``oqupy_jax``, the only package that calls this)."""
-    if any(tensor.ndim == 4 for tensor in tensors):
-        tensors = [
-            tensor
-            if tensor.ndim == 4
-            else np.einsum("pfi,io->pfio", tensor, np.identity(tensor.shape[2], dtype=tensor.dtype))
-            for tensor in tensors
-        ]
-    bond = bucket(max([cap.shape[0] for cap in caps] + [max(t.shape[:2]) for t in tensors]))
-    legs = tensors[0].shape[2:] if tensors else ()
-    stacked = np.zeros((len(tensors), bond, bond, *legs), dtype=config.NpDtype)
-    for step, tensor in enumerate(tensors):
-        stacked[step, : tensor.shape[0], : tensor.shape[1]] = tensor
-    padded_caps = np.zeros((len(caps), bond), dtype=config.NpDtype)
-    for step, cap in enumerate(caps):
-        padded_caps[step, : cap.shape[0]] = cap
-    return stacked, padded_caps
-
-
-@host
-def _chunks(num_steps: int) -> List[Tuple[int, int]]:
-    return [(start, min(start + CHUNK_STEPS, num_steps)) for start in range(0, num_steps, CHUNK_STEPS)]
-
-
-@host
-def _check_system(system: Any) -> None:
-    if not isinstance(system, (System, TimeDependentSystem)):
-        raise TypeError("Argument 'system' must be a System or TimeDependentSystem.")
-
-
-@host
-def _prepare(
-    dimension: int,
-    initial_state: Any,
-    dt: Optional[float],
-    num_steps: Optional[int],
-    start_time: Any,
-    process_tensor: Any,
-    control: Optional[Control],
-) -> tuple:
-    """Validate the common arguments; returns dt, num_steps, start time, the environments, pre and post controls."""
-    process_tensors = _process_tensor_list(process_tensor)
-    if control is not None and not isinstance(control, Control):
-        raise TypeError("Argument 'control' must be an oqupy.Control object.")
-    dt, num_steps = _time_grid(process_tensors, dimension, dt, num_steps)
-    if initial_state is None:
-        raise ValueError(
-            "An initial state must be given (process tensors with an initial tensor are not supported)."
-        )
-    start_time = check_convert(start_time, float, "start_time")
-    if control is not None and control.dimension != dimension:
-        raise ValueError(
-            f"Control of dimension {control.dimension} used with a system of dimension {dimension}."
-        )
-    environments = [
-        _environment(pt, num_steps) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)
-    ]
-    pre, post = _controls(control, num_steps, dimension**2, dt, start_time)
-    return dt, num_steps, start_time, environments, pre, post
-
-
-@host
-def _step_matrices(
-    environments: list, pre: np.ndarray, post: np.ndarray, prop_1: np.ndarray, prop_2: np.ndarray
-) -> tuple:
-    """Per step: everything before the first bath (``enter``) and after the last (``leave``), and the links."""
-    dim2 = pre.shape[-1]
-    first_in = environments[0][2] if environments else np.identity(dim2, dtype=config.NpDtype)
-    last_out = environments[-1][3] if environments else np.identity(dim2, dtype=config.NpDtype)
-    enter = np.einsum("nba,...ncb,cd->...nad", post, prop_1, first_in)
-    leave = np.einsum("ab,...ncb,ndc->...nad", last_out, prop_2, pre[1:])
-    links = tuple(environments[e][3] @ environments[e + 1][2] for e in range(len(environments) - 1))
-    return enter, leave, links
-
-
-def _environment_stacks(environments: list, vectors: np.ndarray) -> tuple:
+def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
     """The tensors and caps of every bath as the scan wants them, and the initial states ``vectors`` with bonds."""
     batch, dim2 = vectors.shape[:-1], vectors.shape[-1]
     if BACKEND == "jax":
-        padded = [_stack_padded(tensors, caps) for tensors, caps, _, _ in environments]
-        tensor_stacks = tuple(stack for stack, _ in padded)
-        cap_stacks = tuple(caps for _, caps in padded)
+        padded = [stack_padded(env.tensors, env.caps) for env in environments]
+        cap_stacks = tuple(env.caps for env in padded)
         states = np.zeros((*batch, *(caps.shape[1] for caps in cap_stacks), dim2), dtype=config.NpDtype)
         states[(Ellipsis, *((0,) * len(cap_stacks)), slice(None))] = vectors
+        return _Loop(tuple(env.tensors for env in padded), cap_stacks, states)
     else:
-        tensor_stacks = tuple(tensors for tensors, _, _, _ in environments)
-        cap_stacks = tuple(caps for _, caps, _, _ in environments)
-        states = vectors.reshape(batch + (1,) * len(cap_stacks) + (dim2,))
-    return tensor_stacks, cap_stacks, states
+        states = vectors.reshape(batch + (1,) * len(environments) + (dim2,))
+        return _Loop(
+            tuple(env.tensors for env in environments), tuple(env.caps for env in environments), states
+        )
 
 
 def _forward(
-    states: np.ndarray,
-    matrices: tuple,
-    tensor_stacks: tuple,
-    cap_stacks: tuple,
+    loop: _Loop,
+    matrices: StepMatrices,
     num_steps: int,
     record_all: bool,
     progress_type: Optional[str],
     batched: bool,
 ) -> np.ndarray:
     """Run the step loop in chunks; returns the recorded ``vec(rho)`` (with a leading batch axis if ``batched``)."""
-    enter, leave, links = matrices
+    states = loop.states
     recorded = []
     axis = 1 if batched else 0
     with get_progress(progress_type)(num_steps, title="--> Compute dynamics") as progress:
-        for begin, end in _chunks(num_steps):
-            steps = (
-                enter[..., begin:end, :, :],
-                leave[..., begin:end, :, :],
-                tuple(stack[begin:end] for stack in tensor_stacks),
-                tuple(caps[begin:end] for caps in cap_stacks),
+        for begin, end in chunks(num_steps):
+            steps = Step(
+                enter=matrices.enter[..., begin:end, :, :],
+                leave=matrices.leave[..., begin:end, :, :],
+                tensors=tuple(stack[begin:end] for stack in loop.tensors),
+                caps=tuple(caps[begin:end] for caps in loop.caps),
             )
             if batched:
-                states, rhos = propagate_batch(states, links, steps)
+                states, rhos = propagate_batch(states, matrices.links, steps)
             else:
-                states, rhos = propagate(states, links, steps)
+                states, rhos = propagate(states, matrices.links, steps)
             if record_all:
                 recorded.append(rhos)
             progress.update(end)
-    last_caps = tuple(caps[num_steps] for caps in cap_stacks)
+    last_caps = tuple(caps[num_steps] for caps in loop.caps)
     final = read_out_batch(states, last_caps) if batched else read_out(states, last_caps)
     recorded.append(np.expand_dims(final, axis))
     return np.concatenate(recorded, axis=axis)
@@ -362,16 +141,15 @@ def compute_dynamics(
     progress_type: str
         'silent', 'simple' or 'bar'.
     """
-    _check_system(system)
+    check_system(system)
     dim = system.dimension
-    dt, num_steps, start, environments, pre, post = _prepare(
-        dim, initial_state, dt, num_steps, start_time, process_tensor, control
-    )
-    vector = np.asarray(_check_initial_state(initial_state, dim)).reshape(dim * dim) @ pre[0].T
-    prop_1, prop_2 = _propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
-    matrices = _step_matrices(environments, pre, post, prop_1, prop_2)
-    tensor_stacks, cap_stacks, state = _environment_stacks(environments, vector)
-    rhos = _forward(state, matrices, tensor_stacks, cap_stacks, num_steps, record_all, progress_type, False)
+    setup = prepare(dim, initial_state, dt, num_steps, start_time, process_tensor, control)
+    dt, num_steps, start = setup.dt, setup.num_steps, setup.start_time
+    vector = np.asarray(check_initial_state(initial_state, dim)).reshape(dim * dim) @ setup.controls.pre[0].T
+    prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
+    matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
+    loop = _loop_inputs(setup.environments, vector)
+    rhos = _forward(loop, matrices, num_steps, record_all, progress_type, False)
     dynamics = Dynamics(name="Dynamics from process tensors")
     times = start + dt * np.arange(num_steps + 1) if record_all else [start + dt * num_steps]
     for time, rho in zip(times, rhos.reshape(-1, dim, dim)):
@@ -414,91 +192,33 @@ def compute_dynamics_batch(
     systems = list(systems)
     assert systems, "Argument 'systems' must hold at least one system."
     for system in systems:
-        _check_system(system)
+        check_system(system)
     dim = systems[0].dimension
     if any(system.dimension != dim for system in systems):
         raise ValueError("All systems must have the same Hilbert space dimension.")
-    dt, num_steps, start, environments, pre, post = _prepare(
-        dim, initial_state, dt, num_steps, start_time, process_tensor, control
-    )
+    setup = prepare(dim, initial_state, dt, num_steps, start_time, process_tensor, control)
+    dt, num_steps, start = setup.dt, setup.num_steps, setup.start_time
     if isinstance(initial_state, (list, tuple)):
         assert len(initial_state) == len(systems), "Give one initial state, or one per system."
-        matrices_0 = [_check_initial_state(state, dim) for state in initial_state]
+        matrices_0 = [check_initial_state(state, dim) for state in initial_state]
     else:
-        matrices_0 = [_check_initial_state(initial_state, dim)] * len(systems)
-    vectors = np.stack([np.asarray(matrix).reshape(dim * dim) for matrix in matrices_0]) @ pre[0].T
+        matrices_0 = [check_initial_state(initial_state, dim)] * len(systems)
+    vectors = (
+        np.stack([np.asarray(matrix).reshape(dim * dim) for matrix in matrices_0]) @ setup.controls.pre[0].T
+    )
     stacks = [
-        _propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel) for system in systems
+        propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel) for system in systems
     ]
     prop_1 = np.stack([first for first, _ in stacks])
     prop_2 = np.stack([second for _, second in stacks])
-    matrices = _step_matrices(environments, pre, post, prop_1, prop_2)
-    tensor_stacks, cap_stacks, states = _environment_stacks(environments, vectors)
-    rhos = _forward(states, matrices, tensor_stacks, cap_stacks, num_steps, record_all, progress_type, True)
+    matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
+    loop = _loop_inputs(setup.environments, vectors)
+    rhos = _forward(loop, matrices, num_steps, record_all, progress_type, True)
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
     return times, rhos.reshape(len(systems), -1, dim, dim)
 
 
 # -- correlations ---------------------------------------------------------------------------------------
-
-
-@host
-def _step_indices(times: Any, dt: float, start_time: float, num_steps: int) -> List[int]:
-    """Step indices of an int, slice, list of ints, float time or (t_start, t_end) interval."""
-
-    def check(index: int) -> int:
-        if index < 0 or index > num_steps:
-            raise IndexError("Specified time is out of bound.")
-        return index
-
-    def from_time(time: float) -> int:
-        position = (time - start_time) / dt
-        index = int(round(position))
-        if abs(position - index) > 1e-6 * max(1.0, abs(position)):
-            raise IndexError(f"Time {time} is not on the time grid (start {start_time}, dt {dt}).")
-        return check(index)
-
-    if isinstance(times, bool):
-        raise TypeError("Unsupported type of operator times.")
-    if isinstance(times, (int, np.integer)):
-        return [check(int(times))]
-    if isinstance(times, slice):
-        return list(range(num_steps + 1))[times]
-    if isinstance(times, (float, np.floating)):
-        return [from_time(float(times))]
-    if (
-        isinstance(times, tuple)
-        and len(times) == 2
-        and all(isinstance(t, (float, np.floating)) for t in times)
-    ):
-        low, high = (float(t) for t in times)
-        first = int(math.ceil((low - start_time) / dt - 1e-9))
-        last = int(math.floor((high - start_time) / dt + 1e-9))
-        if first < 0 or last > num_steps or first > last:
-            raise IndexError("Specified time is out of bound.")
-        return list(range(first, last + 1))
-    if isinstance(times, list):
-        indices = []
-        for entry in times:
-            if isinstance(entry, bool) or not isinstance(entry, (int, np.integer)):
-                raise TypeError("A list of operator times must hold ints (step indices).")
-            indices.append(check(int(entry)))
-        return indices
-    raise TypeError("Unsupported type of operator times.")
-
-
-@host
-def _correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, int]:
-    process_tensors = _process_tensor_list(process_tensor)
-    lengths = [len(pt) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)]
-    dts = [pt.dt for pt in process_tensors if pt.dt is not None]
-    if dt is None:
-        if not dts:
-            raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
-        dt = dts[0]
-    if not lengths:
-        raise ValueError("Correlations need a process tensor of finite length.")
-    return float(dt), min(lengths)
 
 
 @host
@@ -553,8 +273,8 @@ def compute_correlations_nt(
     for order in ops_order:
         assert order in ("left", "right"), "Entries of 'ops_order' must be 'left' or 'right'."
     start_time = float(check_convert(start_time, float, "start_time"))
-    dt, length = _correlation_grid(process_tensor, dt)
-    indices = [_step_indices(times, dt, start_time, length) for times in ops_times]
+    dt, length = correlation_grid(process_tensor, dt)
+    indices = [step_indices(times, dt, start_time, length) for times in ops_times]
     supers = [
         left_super(matrix) if order == "left" else right_super(matrix)
         for matrix, order in zip(matrices, ops_order)

@@ -1,19 +1,40 @@
-"""Validation helpers, tensor utilities and progress reporting."""
+"""Validation helpers, progress reporting, and (re-exported from :mod:`oqupy._tensors`) tensor utilities.
 
-import math
+Host code: plain Python and NumPy in both packages.  The tensor utilities are device code and live in
+:mod:`oqupy._tensors`; they are re-exported here at OQuPy's paths (``oqupy.util.create_delta``, ...).
+"""
+
 import sys
 import time
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence
 
-import numpy as np
 
 from oqupy import config
-from oqupy._codegen import host, kernel
+from oqupy._tensors import add_singleton, create_delta, embed_delta, is_diagonal_matrix, steady_state
+
+__runs_on__ = "host"
+
+__all__ = [
+    "BaseProgress",
+    "ProgressBar",
+    "ProgressSilent",
+    "ProgressSimple",
+    "add_singleton",
+    "check_convert",
+    "check_dimension",
+    "check_isinstance",
+    "check_true",
+    "create_delta",
+    "embed_delta",
+    "get_progress",
+    "increase_list_of_index",
+    "is_diagonal_matrix",
+    "steady_state",
+]
 
 # -- validation ---------------------------------------------------------------
 
 
-@host
 def check_convert(
     variable: Any, conv_type: Any, name: Optional[str] = None, msg: Optional[str] = None
 ) -> Any:
@@ -28,7 +49,6 @@ def check_convert(
         raise TypeError(text) from err
 
 
-@host
 def check_isinstance(
     variable: Any, types: Any, name: Optional[str] = None, msg: Optional[str] = None
 ) -> None:
@@ -41,14 +61,12 @@ def check_isinstance(
         raise TypeError(text)
 
 
-@host
 def check_true(expression: Any, msg: Optional[str] = None) -> None:
     """Raise ``ValueError`` with ``msg`` unless ``expression`` is truthy."""
     if not expression:
         raise ValueError(msg if msg is not None else "Check failed.")
 
 
-@host
 def check_dimension(value: Any, name: str) -> int:
     """Return ``value`` if it is a positive ``int`` (not a bool); raise ``AssertionError`` otherwise (OQuPy's type)."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -57,48 +75,6 @@ def check_dimension(value: Any, name: str) -> int:
     return value
 
 
-# -- tensors -------------------------------------------------------------------
-
-
-@kernel
-def embed_delta(tensor: np.ndarray, index_scrambling: Tuple[int, ...]) -> np.ndarray:
-    """Embed ``tensor`` into a larger tensor with Kronecker deltas on repeated axes.
-
-    Output axis ``k`` carries the index of input axis ``index_scrambling[k]``; entries whose repeated
-    axes carry different indices are zero.  E.g. ``(1, 0, 0, 1)`` on a matrix gives
-    ``out[j, i, i, j] = tensor[i, j]``.  One scatter, no Python loop over elements.
-    """
-    out_shape = tuple(tensor.shape[axis] for axis in index_scrambling)
-    grid = np.indices(tensor.shape)
-    out_index = tuple(grid[axis] for axis in index_scrambling)
-    out = np.zeros(out_shape, dtype=tensor.dtype)
-    out[out_index] = tensor
-    return out
-
-
-def create_delta(tensor: np.ndarray, index_scrambling: Sequence[int]) -> np.ndarray:
-    """OQuPy-compatible wrapper of :func:`embed_delta` (accepts a list of axes)."""
-    return embed_delta(np.asarray(tensor), tuple(int(axis) for axis in index_scrambling))
-
-
-def add_singleton(tensor: np.ndarray, index: int = -1, copy: bool = True) -> np.ndarray:
-    """Return ``tensor`` with a new axis of length one at position ``index``."""
-    result = np.array(tensor, copy=copy)
-    shape = list(result.shape)
-    position = index if index >= 0 else len(shape) + 1 + index
-    shape.insert(position, 1)
-    result.shape = tuple(shape)
-    return result
-
-
-def is_diagonal_matrix(tensor: np.ndarray) -> bool:
-    """True if the square matrix ``tensor`` has only exact zeros off the diagonal."""
-    assert len(tensor.shape) == 2, "Tensor must be a matrix."
-    assert tensor.shape[0] == tensor.shape[1], "Matrix must be square."
-    return bool(np.all(tensor == np.diag(np.diagonal(tensor))))
-
-
-@host
 def increase_list_of_index(a: List[int], shape: Sequence[int], index: int = -1) -> bool:
     """Advance the multi-index list ``a`` (in place) like an odometer; False when it wraps."""
     a[index] += 1
@@ -113,7 +89,6 @@ def increase_list_of_index(a: List[int], shape: Sequence[int], index: int = -1) 
 # -- progress ------------------------------------------------------------------
 
 
-@host
 class BaseProgress:
     """Context manager reporting the progress of a loop of ``max_value`` steps."""
 
@@ -140,12 +115,10 @@ class BaseProgress:
         self.step = self.step + 1 if step is None else step
 
 
-@host
 class ProgressSilent(BaseProgress):
     """Reports nothing."""
 
 
-@host
 class ProgressSimple(BaseProgress):
     """Prints the title, then the total wall time at the end."""
 
@@ -158,7 +131,6 @@ class ProgressSimple(BaseProgress):
         print(f"Elapsed time: {time.perf_counter() - self._start:.1f}s", file=sys.stderr)
 
 
-@host
 class ProgressBar(BaseProgress):
     """A tqdm progress bar."""
 
@@ -179,7 +151,6 @@ class ProgressBar(BaseProgress):
 PROGRESS_DICT = {"silent": ProgressSilent, "simple": ProgressSimple, "bar": ProgressBar}
 
 
-@host
 def get_progress(progress_type: Optional[str] = None) -> type:
     """The progress class for ``progress_type`` ('silent', 'simple', 'bar'; default from config)."""
     if progress_type is None:
@@ -188,20 +159,3 @@ def get_progress(progress_type: Optional[str] = None) -> type:
         f"Unknown progress_type='{progress_type}', choose from {list(PROGRESS_DICT)}."
     )
     return PROGRESS_DICT[progress_type]
-
-
-# -- Markovian reference -----------------------------------------------------------
-
-
-def steady_state(liouvillian: np.ndarray) -> np.ndarray:
-    """Steady state of a Liouvillian (d² x d², row-major vectorisation): the unit-trace ``rho`` with
-    ``L vec(rho) = 0``, from the eigenvector whose eigenvalue is closest to zero.
-
-    The Liouvillian is not Hermitian, so this uses the general ``eig`` (routed to the CPU in ``oqupy_jax``).
-    """
-    values, vectors = np.linalg.eig(liouvillian)
-    vector = vectors[:, np.argmin(np.abs(values))]
-    dim = math.isqrt(liouvillian.shape[0])
-    rho = vector.reshape((dim, dim))
-    rho = rho / np.trace(rho)
-    return (rho + rho.conj().T) / 2

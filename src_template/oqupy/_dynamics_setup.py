@@ -1,0 +1,315 @@
+"""Host-side preparation of the dynamics from process tensors: argument checks, the time grid, controls,
+propagators and the per-step matrices, as named tuples that the step loop (:mod:`oqupy._propagation`) consumes.
+
+Host code: NumPy in both packages (validation, process tensors read from memory or HDF5, data-dependent
+shapes).  Conventions are stated in :mod:`oqupy.system_dynamics`.
+"""
+
+import math
+from typing import Any, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from oqupy import config
+from oqupy._mps import bucket
+from oqupy.control import Control
+from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor
+from oqupy.system import BaseSystem
+from oqupy.util import check_convert
+
+__runs_on__ = "host"
+
+__all__ = [
+    "Controls",
+    "Environment",
+    "PaddedEnvironment",
+    "Setup",
+    "StepMatrices",
+    "chunks",
+    "controls",
+    "correlation_grid",
+    "environment",
+    "prepare",
+    "process_tensor_list",
+    "propagators",
+    "stack_padded",
+    "step_indices",
+    "step_matrices",
+    "time_grid",
+]
+
+CHUNK_STEPS = 64
+"""Steps per compiled scan call (progress is reported between chunks)."""
+
+
+class Environment(NamedTuple):
+    """One process tensor, read for ``num_steps`` steps."""
+
+    tensors: List[np.ndarray]  # MPO tensors of steps 0 .. num_steps - 1
+    caps: List[np.ndarray]  # caps of steps 0 .. num_steps
+    transform_in: np.ndarray  # into the environment's basis (the identity if it has none)
+    transform_out: np.ndarray  # out of it
+
+
+class PaddedEnvironment(NamedTuple):
+    """An environment's tensors and caps stacked along the step axis, zero-padded to one bond dimension."""
+
+    tensors: np.ndarray
+    caps: np.ndarray
+
+
+class Controls(NamedTuple):
+    """Control superoperators of every step (identities where there is none)."""
+
+    pre: np.ndarray  # (num_steps + 1, d^2, d^2): before the state of step n is recorded
+    post: np.ndarray  # (num_steps, d^2, d^2): after it
+
+
+class Setup(NamedTuple):
+    """The validated arguments common to ``compute_dynamics`` and ``compute_dynamics_batch``."""
+
+    dt: float
+    num_steps: int
+    start_time: float
+    environments: List[Environment]  # the non-trivial process tensors, in the order given
+    controls: Controls
+
+
+class StepMatrices(NamedTuple):
+    """The system's part of every step, merged with the controls and the environments' transforms."""
+
+    enter: np.ndarray  # (..., num_steps, d^2, d^2): post-control, prop_1, first transform in
+    leave: np.ndarray  # (..., num_steps, d^2, d^2): last transform out, prop_2, next pre-control
+    links: Tuple[np.ndarray, ...]  # transform out of environment e, then into e + 1
+
+
+def process_tensor_list(process_tensor: Any) -> List[BaseProcessTensor]:
+    """``process_tensor`` (None, one, or a list or tuple of them) as a list; ``TypeError`` for anything else."""
+    if process_tensor is None:
+        return []
+    candidates = list(process_tensor) if isinstance(process_tensor, (list, tuple)) else [process_tensor]
+    for candidate in candidates:
+        if not isinstance(candidate, BaseProcessTensor):
+            raise TypeError("Argument 'process_tensor' must be a process tensor or a list of them.")
+    return candidates
+
+
+def time_grid(
+    process_tensors: List[BaseProcessTensor], dimension: int, dt: Optional[float], num_steps: Optional[int]
+) -> Tuple[float, int]:
+    """(dt, num_steps) agreed by the process tensors and the arguments; OQuPy's exceptions if they disagree."""
+    for pt in process_tensors:
+        if pt.hilbert_space_dimension != dimension:
+            raise ValueError(
+                f"Process tensor of Hilbert dimension {pt.hilbert_space_dimension} used with a system of "
+                f"dimension {dimension}."
+            )
+        if pt.get_initial_tensor() is not None:
+            raise NotImplementedError("Process tensors with an initial tensor are not supported.")
+    dts = {pt.dt for pt in process_tensors if pt.dt is not None}
+    if dt is not None:
+        dt = check_convert(dt, float, "dt")
+        if not math.isfinite(dt) or dt <= 0.0:
+            raise ValueError("Argument 'dt' must be positive.")
+        dts.add(dt)
+    if len(dts) > 1 and not all(math.isclose(a, b, rel_tol=1e-12) for a in dts for b in dts):
+        raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
+    if not dts:
+        raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
+    lengths = [len(pt) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)]
+    if num_steps is None:
+        if not lengths:
+            raise ValueError("Give 'num_steps': no finite process tensor fixes the number of steps.")
+        num_steps = min(lengths)
+    else:
+        if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)):
+            raise TypeError("Argument 'num_steps' must be int.")
+        if num_steps < 0:
+            raise ValueError("Argument 'num_steps' must be non-negative.")
+        if lengths and num_steps > min(lengths):
+            raise ValueError(
+                f"Argument 'num_steps' ({num_steps}) is longer than the shortest process tensor ({min(lengths)})."
+            )
+    return sorted(dts)[0], int(num_steps)
+
+
+def controls(control: Optional[Control], num_steps: int, dim2: int, dt: float, start_time: float) -> Controls:
+    """Stacked pre (num_steps + 1) and post (num_steps) superoperators (identity where there is none)."""
+    identity = np.identity(dim2, dtype=config.NpDtype)
+    pre = np.broadcast_to(identity, (num_steps + 1, dim2, dim2)).copy()
+    post = np.broadcast_to(identity, (num_steps, dim2, dim2)).copy()
+    if control is not None:
+        for step in range(num_steps + 1):
+            before, after = control.get_controls(step, dt, start_time)
+            if before is not None:
+                pre[step] = before
+            if after is not None and step < num_steps:
+                post[step] = after
+    return Controls(pre, post)
+
+
+def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
+    """Tensors of steps ``0 .. num_steps - 1``, caps of ``0 .. num_steps`` and the transforms of one process tensor."""
+    pt.check_consistency()
+    tensors = [np.asarray(pt.get_raw_mpo_tensor(step), dtype=config.NpDtype) for step in range(num_steps)]
+    caps = pt._computed_caps()[: num_steps + 1]  # MERGE: get_cap_tensors()
+    dim2 = pt.hilbert_space_dimension**2
+    identity = np.identity(dim2, dtype=config.NpDtype)
+    transform_in = pt.transform_in
+    transform_out = pt.transform_out
+    return Environment(
+        tensors,
+        caps,
+        identity if transform_in is None else transform_in,
+        identity if transform_out is None else transform_out,
+    )
+
+
+def propagators(
+    system: BaseSystem,
+    dt: float,
+    start_time: float,
+    num_steps: int,
+    subdiv_limit: Optional[int],
+    liouvillian_epsrel: float,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """The two stacks of half-step propagators (empty for no steps)."""
+    if num_steps == 0:
+        empty = np.zeros((0, system.dimension**2, system.dimension**2), dtype=config.NpDtype)
+        return empty, empty
+    return system.get_propagator_stack(dt, start_time, num_steps, subdiv_limit, liouvillian_epsrel)
+
+
+def stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> PaddedEnvironment:
+    """One array of tensors (and of caps) zero-padded to a common bond dimension (``_mps.bucket``; only
+    ``oqupy_jax`` calls this: ``oqupy_numpy`` keeps exact shapes)."""
+    if any(tensor.ndim == 4 for tensor in tensors):
+        tensors = [
+            tensor
+            if tensor.ndim == 4
+            else np.einsum("pfi,io->pfio", tensor, np.identity(tensor.shape[2], dtype=tensor.dtype))
+            for tensor in tensors
+        ]
+    bond = bucket(max([cap.shape[0] for cap in caps] + [max(t.shape[:2]) for t in tensors]))
+    legs = tensors[0].shape[2:] if tensors else ()
+    stacked = np.zeros((len(tensors), bond, bond, *legs), dtype=config.NpDtype)
+    for step, tensor in enumerate(tensors):
+        stacked[step, : tensor.shape[0], : tensor.shape[1]] = tensor
+    padded_caps = np.zeros((len(caps), bond), dtype=config.NpDtype)
+    for step, cap in enumerate(caps):
+        padded_caps[step, : cap.shape[0]] = cap
+    return PaddedEnvironment(stacked, padded_caps)
+
+
+def chunks(num_steps: int) -> List[Tuple[int, int]]:
+    """``(begin, end)`` of each chunk of at most ``CHUNK_STEPS`` steps."""
+    return [(start, min(start + CHUNK_STEPS, num_steps)) for start in range(0, num_steps, CHUNK_STEPS)]
+
+
+def prepare(
+    dimension: int,
+    initial_state: Any,
+    dt: Optional[float],
+    num_steps: Optional[int],
+    start_time: Any,
+    process_tensor: Any,
+    control: Optional[Control],
+) -> Setup:
+    """Validate the common arguments of ``compute_dynamics`` and ``compute_dynamics_batch``."""
+    process_tensors = process_tensor_list(process_tensor)
+    if control is not None and not isinstance(control, Control):
+        raise TypeError("Argument 'control' must be an oqupy.Control object.")
+    dt, num_steps = time_grid(process_tensors, dimension, dt, num_steps)
+    if initial_state is None:
+        raise ValueError(
+            "An initial state must be given (process tensors with an initial tensor are not supported)."
+        )
+    start_time = check_convert(start_time, float, "start_time")
+    if control is not None and control.dimension != dimension:
+        raise ValueError(
+            f"Control of dimension {control.dimension} used with a system of dimension {dimension}."
+        )
+    environments = [
+        environment(pt, num_steps) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)
+    ]
+    return Setup(
+        dt, num_steps, start_time, environments, controls(control, num_steps, dimension**2, dt, start_time)
+    )
+
+
+def step_matrices(
+    environments: List[Environment], controls: Controls, prop_1: np.ndarray, prop_2: np.ndarray
+) -> StepMatrices:
+    """Per step: everything before the first bath (``enter``) and after the last (``leave``), and the links.
+
+    ``prop_1`` and ``prop_2`` may carry leading batch axes (one stack of propagators per system).
+    """
+    pre, post = controls
+    dim2 = pre.shape[-1]
+    identity = np.identity(dim2, dtype=config.NpDtype)
+    first_in = environments[0].transform_in if environments else identity
+    last_out = environments[-1].transform_out if environments else identity
+    enter = np.einsum("nba,...ncb,cd->...nad", post, prop_1, first_in)
+    leave = np.einsum("ab,...ncb,ndc->...nad", last_out, prop_2, pre[1:])
+    links = tuple(
+        before.transform_out @ after.transform_in for before, after in zip(environments, environments[1:])
+    )
+    return StepMatrices(enter, leave, links)
+
+
+def step_indices(times: Any, dt: float, start_time: float, num_steps: int) -> List[int]:
+    """Step indices of an int, slice, list of ints, float time or (t_start, t_end) interval."""
+
+    def check(index: int) -> int:
+        if index < 0 or index > num_steps:
+            raise IndexError("Specified time is out of bound.")
+        return index
+
+    def from_time(time: float) -> int:
+        position = (time - start_time) / dt
+        index = int(round(position))
+        if abs(position - index) > 1e-6 * max(1.0, abs(position)):
+            raise IndexError(f"Time {time} is not on the time grid (start {start_time}, dt {dt}).")
+        return check(index)
+
+    if isinstance(times, bool):
+        raise TypeError("Unsupported type of operator times.")
+    if isinstance(times, (int, np.integer)):
+        return [check(int(times))]
+    if isinstance(times, slice):
+        return list(range(num_steps + 1))[times]
+    if isinstance(times, (float, np.floating)):
+        return [from_time(float(times))]
+    if (
+        isinstance(times, tuple)
+        and len(times) == 2
+        and all(isinstance(t, (float, np.floating)) for t in times)
+    ):
+        low, high = (float(t) for t in times)
+        first = int(math.ceil((low - start_time) / dt - 1e-9))
+        last = int(math.floor((high - start_time) / dt + 1e-9))
+        if first < 0 or last > num_steps or first > last:
+            raise IndexError("Specified time is out of bound.")
+        return list(range(first, last + 1))
+    if isinstance(times, list):
+        indices = []
+        for entry in times:
+            if isinstance(entry, bool) or not isinstance(entry, (int, np.integer)):
+                raise TypeError("A list of operator times must hold ints (step indices).")
+            indices.append(check(int(entry)))
+        return indices
+    raise TypeError("Unsupported type of operator times.")
+
+
+def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, int]:
+    """(dt, number of steps) of the process tensors of a correlation computation."""
+    process_tensors = process_tensor_list(process_tensor)
+    lengths = [len(pt) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)]
+    dts = [pt.dt for pt in process_tensors if pt.dt is not None]
+    if dt is None:
+        if not dts:
+            raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
+        dt = dts[0]
+    if not lengths:
+        raise ValueError("Correlations need a process tensor of finite length.")
+    return float(dt), min(lengths)

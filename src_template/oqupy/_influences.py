@@ -1,0 +1,118 @@
+"""The influence of a Gaussian bath on the path of the coupling operator, for TEMPO and PT-TEMPO.
+
+Host code (NumPy in both packages): the influence exponents come from integrals of the bath correlation function
+(``BaseCorrelations.influence_coefficients``), computed once per run; the device kernels of ``oqupy._mps`` receive
+the resulting matrices.  Conventions (``O-``, ``O+``, ``eta``) are stated in ``docs/tempo.md`` and in
+:mod:`oqupy.tempo`.
+"""
+
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from oqupy import config
+from oqupy._tempo_parameters import TempoParameters
+from oqupy.bath import Bath
+from oqupy.bath_correlations import BaseCorrelations
+
+__runs_on__ = "host"
+
+__all__ = ["Influences", "influence_matrix", "line_influence", "self_influence"]
+
+
+def self_influence(eta: complex, comm: np.ndarray, acomm: np.ndarray) -> np.ndarray:
+    """``I0[b] = exp(-O-_b (Re eta O-_b + i Im eta O+_b))`` for the step with itself."""
+    return np.exp(-comm * (eta.real * comm + 1j * eta.imag * acomm))
+
+
+def line_influence(
+    eta: Any, comm_past: np.ndarray, acomm_past: np.ndarray, comm_current: np.ndarray
+) -> np.ndarray:
+    """``I[..., a, b] = exp(-(Re eta O-_a + i Im eta O+_a) O-_b)`` for every coefficient in ``eta`` (any shape)."""
+    eta = np.asarray(eta)[..., None]
+    past = eta.real * comm_past + 1j * eta.imag * acomm_past
+    return np.exp(-past[..., :, None] * comm_current)
+
+
+def influence_matrix(
+    dk: int,
+    parameters: TempoParameters,
+    correlations: BaseCorrelations,
+    coupling_acomm: np.ndarray,
+    coupling_comm: np.ndarray,
+    deg_positions: Optional[tuple] = None,
+) -> Optional[np.ndarray]:
+    """The influence of step distance ``dk``: a vector for ``dk = 0``, a matrix ``I[past, current]`` otherwise.
+
+    ``dk < 0`` is the memory tail (``None`` without ``add_correlation_time``).  ``deg_positions``
+    (north representatives, west representatives) selects rows and columns under ``unique``.
+    """
+    dt = parameters.dt
+    limit = parameters.subdiv_limit or config.SUBDIV_LIMIT
+    comm, acomm = np.asarray(coupling_comm), np.asarray(coupling_acomm)
+    if dk == 0:
+        return self_influence(correlations.influence_coefficients(dt, 0, subdiv_limit=limit)[0], comm, acomm)
+    if dk > 0:
+        eta = correlations.influence_coefficients(dt, dk, subdiv_limit=limit)[dk]
+    else:
+        if parameters.add_correlation_time is None or parameters.dkmax is None:
+            return None
+        tail = min(-dk * dt, dt + parameters.add_correlation_time)  # dk = dkmax - (step + 1)
+        eta = correlations.tail_coefficient(dt, parameters.dkmax, tail, subdiv_limit=limit)
+    rows, columns = (slice(None), slice(None)) if deg_positions is None else deg_positions
+    return line_influence(eta, comm[rows], acomm[rows], comm[columns])
+
+
+class Influences:
+    """All influence data of one run, computed on the host once (extended when the memory grows)."""
+
+    def __init__(self, bath: Bath, parameters: TempoParameters, unique: bool) -> None:
+        self.parameters = parameters
+        self.correlations = bath.correlations
+        self.comm = bath.coupling_comm
+        self.acomm = bath.coupling_acomm
+        dim2 = self.comm.shape[0]
+        if unique:
+            north, west = bath.north_degeneracy_map, bath.west_degeneracy_map
+            self.north_rep = bath.north_degeneracy_representatives
+            self.west_rep = bath.west_degeneracy_representatives
+        else:
+            north = west = np.arange(dim2)
+            self.north_rep = self.west_rep = np.arange(dim2)
+        self.north = (north[None, :] == np.arange(self.north_rep.shape[0])[:, None]).astype(config.NpDtype)
+        self.west = (west[None, :] == np.arange(self.west_rep.shape[0])[:, None]).astype(config.NpDtype)
+        self.limit = parameters.subdiv_limit or config.SUBDIV_LIMIT
+        self.stack = np.zeros((0, self.north_rep.shape[0], self.west_rep.shape[0]), dtype=config.NpDtype)
+        self.self_influence = np.ones(dim2, dtype=config.NpDtype)
+        self.tails: Dict[float, np.ndarray] = {}
+        self.extend(0)
+
+    def _matrix(self, eta: Any) -> np.ndarray:
+        return line_influence(
+            eta, self.comm[self.north_rep], self.acomm[self.north_rep], self.comm[self.west_rep]
+        )
+
+    def extend(self, memory: int) -> None:
+        """Make the influences of step distances ``1 ... memory`` available."""
+        if 0 < memory <= self.stack.shape[0]:
+            return
+        eta = self.correlations.influence_coefficients(
+            self.parameters.dt, max(memory, 1), subdiv_limit=self.limit
+        )
+        self.self_influence = self_influence(eta[0], self.comm, self.acomm)
+        self.stack = self._matrix(eta[1:])
+
+    def get(self, dk: int, step: int) -> np.ndarray:
+        """Influence of distance ``dk`` at ``step``; the oldest kept distance carries the tail if enabled."""
+        dkmax, extra = self.parameters.dkmax, self.parameters.add_correlation_time
+        if extra is not None and dkmax is not None and dk == dkmax:
+            # the oldest kept time stands for itself and every earlier, already summed time:
+            # lags dkmax ... step, i.e. a rectangle of length (step + 1 - dkmax) dt (capped)
+            dt = self.parameters.dt
+            tail = min((step + 1 - dkmax) * dt, dt + extra)
+            key = round(tail, 12)
+            if key not in self.tails:
+                eta = self.correlations.tail_coefficient(dt, dkmax, tail, subdiv_limit=self.limit)
+                self.tails[key] = self._matrix(eta)
+            return self.tails[key]
+        return self.stack[dk - 1]

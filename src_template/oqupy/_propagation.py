@@ -1,0 +1,97 @@
+"""The compiled step loop of the dynamics from process tensors (the kernels of :mod:`oqupy.system_dynamics`).
+
+Device code: ``jax.jit`` kernels around ``jax.lax.scan`` / ``jax.vmap`` in ``oqupy_jax``; plain functions and
+Python loops over exact shapes in ``oqupy_numpy``.  The carried state ``s[chi_1, ..., chi_E, x]`` (one bond leg per
+environment, then the Liouville index) and the order of operations in a step are stated in
+:mod:`oqupy.system_dynamics`.
+"""
+
+from typing import Any, NamedTuple, Sequence, Tuple
+
+import numpy as np
+
+from oqupy._codegen import kernel
+from oqupy._loops import scan, vmap
+
+__runs_on__ = "device"
+
+__all__ = [
+    "Step",
+    "contract_environment",
+    "dynamics_step",
+    "propagate",
+    "propagate_batch",
+    "read_out",
+    "read_out_batch",
+]
+
+
+class Step(NamedTuple):
+    """What one step of the scan consumes (stacked along a leading step axis for the whole loop).
+
+    ``enter``: everything before the first environment (post-control, ``prop_1``, its transform in);
+    ``leave``: everything after the last (its transform out, ``prop_2``, the next pre-control);
+    ``tensors``: one MPO tensor per environment; ``caps``: one cap per environment (for the read-out).
+    """
+
+    enter: Any
+    leave: Any
+    tensors: Tuple[Any, ...]
+    caps: Tuple[Any, ...]
+
+
+def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np.ndarray:
+    """Contract the bond leg ``axis`` and the system leg of ``state`` with one MPO tensor (rank 3 or 4)."""
+    moved = np.moveaxis(state, axis, -2)
+    if tensor.ndim == 3:
+        moved = np.einsum("...px,pfx->...fx", moved, tensor)
+    else:
+        moved = np.einsum("...pi,pfio->...fo", moved, tensor)
+    return np.moveaxis(moved, -2, axis)
+
+
+def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
+    """``vec(rho)``: every bond leg of ``state`` contracted with its cap."""
+    for cap in caps:
+        state = np.tensordot(cap, state, axes=1)
+    return state
+
+
+def dynamics_step(carry: Tuple[Any, Any], step: Step) -> Tuple[Any, np.ndarray]:
+    """One step of the forward contraction (the body of the scan); returns the new carry and ``vec(rho_n)``.
+
+    ``carry`` is ``(state, links)``: the state and the matrices between consecutive environments.
+    """
+    state, links = carry
+    rho = read_out(state, step.caps)
+    state = state @ step.enter
+    for axis, tensor in enumerate(step.tensors):
+        if axis > 0:
+            state = state @ links[axis - 1]
+        state = contract_environment(state, tensor, axis)
+    state = state @ step.leave
+    return (state, links), rho
+
+
+def _propagate(state: np.ndarray, links: Sequence[Any], steps: Step) -> Tuple[np.ndarray, np.ndarray]:
+    (state, _), rhos = scan(dynamics_step, (state, links), steps)
+    return state, rhos
+
+
+@kernel
+def propagate(state: np.ndarray, links: Sequence[Any], steps: Step) -> Tuple[np.ndarray, np.ndarray]:
+    """Run :func:`dynamics_step` over the stacked ``steps``; returns the final state and the recorded states."""
+    return _propagate(state, links, steps)
+
+
+@kernel
+def propagate_batch(states: np.ndarray, links: Sequence[Any], steps: Step) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`propagate` for a batch of systems: a leading axis on ``states`` and on the step matrices."""
+    per_system = Step(enter=0, leave=0, tensors=None, caps=None)
+    return vmap(_propagate, in_axes=(0, None, per_system))(states, links, steps)
+
+
+@kernel
+def read_out_batch(states: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
+    """:func:`read_out` for a batch of states."""
+    return vmap(read_out, in_axes=(0, None))(states, caps)

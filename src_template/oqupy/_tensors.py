@@ -1,0 +1,70 @@
+"""Tensor utilities of OQuPy's ``util`` module (re-exported there): Kronecker-delta embedding and reshaping.
+
+Device code: ``jax.numpy`` (and a jitted scatter) in ``oqupy_jax``, NumPy in ``oqupy_numpy``.
+"""
+
+import math
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from oqupy._codegen import kernel
+
+__runs_on__ = "device"
+
+__all__ = ["add_singleton", "create_delta", "embed_delta", "is_diagonal_matrix", "steady_state"]
+
+
+@kernel
+def embed_delta(tensor: np.ndarray, index_scrambling: Tuple[int, ...]) -> np.ndarray:
+    """Embed ``tensor`` into a larger tensor with Kronecker deltas on repeated axes.
+
+    Output axis ``k`` carries the index of input axis ``index_scrambling[k]``; entries whose repeated
+    axes carry different indices are zero.  E.g. ``(1, 0, 0, 1)`` on a matrix gives
+    ``out[j, i, i, j] = tensor[i, j]``.  One scatter, no Python loop over elements.
+    """
+    out_shape = tuple(tensor.shape[axis] for axis in index_scrambling)
+    grid = np.indices(tensor.shape)
+    out_index = tuple(grid[axis] for axis in index_scrambling)
+    out = np.zeros(out_shape, dtype=tensor.dtype)
+    out[out_index] = tensor
+    return out
+
+
+def create_delta(tensor: np.ndarray, index_scrambling: Sequence[int]) -> np.ndarray:
+    """OQuPy-compatible wrapper of :func:`embed_delta` (accepts a list of axes)."""
+    return embed_delta(np.asarray(tensor), tuple(int(axis) for axis in index_scrambling))
+
+
+def add_singleton(tensor: np.ndarray, index: int = -1, copy: bool = True) -> np.ndarray:
+    """Return ``tensor`` with a new axis of length one at position ``index``."""
+    result = np.array(tensor, copy=copy)
+    shape = list(result.shape)
+    position = index if index >= 0 else len(shape) + 1 + index
+    shape.insert(position, 1)
+    result.shape = tuple(shape)
+    return result
+
+
+def is_diagonal_matrix(tensor: np.ndarray) -> bool:
+    """True if the square matrix ``tensor`` has only exact zeros off the diagonal."""
+    assert len(tensor.shape) == 2, "Tensor must be a matrix."
+    assert tensor.shape[0] == tensor.shape[1], "Matrix must be square."
+    return bool(np.all(tensor == np.diag(np.diagonal(tensor))))
+
+
+# -- Markovian reference -----------------------------------------------------------
+
+
+def steady_state(liouvillian: np.ndarray) -> np.ndarray:
+    """Steady state of a Liouvillian (d² x d², row-major vectorisation): the unit-trace ``rho`` with
+    ``L vec(rho) = 0``, from the eigenvector whose eigenvalue is closest to zero.
+
+    The Liouvillian is not Hermitian, so this uses the general ``eig`` (routed to the CPU in ``oqupy_jax``).
+    """
+    values, vectors = np.linalg.eig(liouvillian)
+    vector = vectors[:, np.argmin(np.abs(values))]
+    dim = math.isqrt(liouvillian.shape[0])
+    rho = vector.reshape((dim, dim))
+    rho = rho / np.trace(rho)
+    return (rho + rho.conj().T) / 2
