@@ -4,6 +4,8 @@ from typing import Optional
 
 from oqupy.config import SEPERATOR
 
+__runs_on__ = "host"
+
 _UNNAMED = "__unnamed__"
 _NO_DESCRIPTION = "__no_description__"
 

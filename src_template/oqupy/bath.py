@@ -23,13 +23,13 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath_correlations import BaseCorrelations
 from oqupy.config import DEFAULT_TOLERANCE_DEGENERACY, NpDtype
 
+__runs_on__ = "host"
 
-@host
+
 def _row_degeneracy(columns: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:
     """Class map and first-occurrence representatives of the rows of ``np.stack(columns, axis=1)``.
 
@@ -48,7 +48,6 @@ def _row_degeneracy(columns: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.nda
     return np.asarray(inverse).reshape(-1), np.asarray(first_index).reshape(-1)
 
 
-@host
 class Bath(BaseAPIClass):
     """A bath coupled to the system through a Hermitian operator, with given auto-correlations.
 

@@ -63,10 +63,11 @@ from typing import Any, Callable, Dict, Hashable, Optional, Tuple, Union
 import numpy as np
 from scipy import integrate
 
-from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import INTEGRATE_EPSREL, SUBDIV_LIMIT, NpDtype, NpDtypeReal
 from oqupy.util import check_convert, check_true
+
+__runs_on__ = "host"
 
 ArrayLike = Any  # a float or an array of floats (results follow the input: scalar in, scalar out)
 
@@ -85,7 +86,6 @@ _LIMIT_PROBE = 1e-6
 # -- helpers --------------------------------------------------------------------
 
 
-@host
 def _sin_minus_x(x: float) -> float:
     """``sin(x) - x`` without cancellation for small ``|x|``."""
     if abs(x) < _SMALL_PHASE:
@@ -94,13 +94,11 @@ def _sin_minus_x(x: float) -> float:
     return math.sin(x) - x
 
 
-@host
 def _quad(func: Callable[[float], float], lower: float, upper: float, epsrel: float, limit: int) -> float:
     """``scipy.integrate.quad`` value of ``func`` over ``[lower, upper]``."""
     return integrate.quad(func, lower, upper, epsrel=epsrel, limit=limit)[0]
 
 
-@host
 def _check_integration_args(epsrel: Any, subdiv_limit: Any) -> Tuple[float, int]:
     """Convert ``epsrel`` (float > 0) and ``subdiv_limit`` (int >= 1)."""
     tmp_epsrel = check_convert(epsrel, float, "epsrel")
@@ -110,7 +108,6 @@ def _check_integration_args(epsrel: Any, subdiv_limit: Any) -> Tuple[float, int]
     return tmp_epsrel, tmp_limit
 
 
-@host
 def _check_grid_args(dt: Any, dkmax: Any) -> Tuple[float, int]:
     """Convert ``dt`` (float > 0) and ``dkmax`` (integer >= 0)."""
     tmp_dt = check_convert(dt, float, "dt")
@@ -124,7 +121,6 @@ def _check_grid_args(dt: Any, dkmax: Any) -> Tuple[float, int]:
     return tmp_dt, tmp_dkmax
 
 
-@host
 def _as_real_array(value: Any, name: str) -> np.ndarray:
     """``value`` as a float64 array; ``TypeError`` naming the argument otherwise."""
     try:
@@ -136,7 +132,6 @@ def _as_real_array(value: Any, name: str) -> np.ndarray:
 # -- base class -------------------------------------------------------------------
 
 
-@host
 class BaseCorrelations(BaseAPIClass):
     """Base class of environment auto-correlations (abstract).
 
@@ -359,7 +354,6 @@ class BaseCorrelations(BaseAPIClass):
 # -- custom correlation function --------------------------------------------------------
 
 
-@host
 class CustomCorrelations(BaseCorrelations):
     r"""A user-supplied auto-correlation function :math:`C(\tau)`.
 
@@ -481,19 +475,16 @@ class CustomCorrelations(BaseCorrelations):
 # -- spectral densities -----------------------------------------------------------------
 
 
-@host
 def _hard_cutoff(omega: float, omega_c: float) -> float:
     """Step cutoff :math:`\\Theta(\\omega_c - \\omega)` (zero at :math:`\\omega = \\omega_c`)."""
     return 1.0 if omega < omega_c else 0.0
 
 
-@host
 def _exponential_cutoff(omega: float, omega_c: float) -> float:
     """Exponential cutoff :math:`e^{-\\omega/\\omega_c}`."""
     return math.exp(-omega / omega_c)
 
 
-@host
 def _gaussian_cutoff(omega: float, omega_c: float) -> float:
     """Gaussian cutoff :math:`e^{-(\\omega/\\omega_c)^2}`."""
     return math.exp(-((omega / omega_c) ** 2))
@@ -507,7 +498,6 @@ CUTOFF_DICT = {
 """Cutoff functions ``X(omega, omega_c)`` by ``cutoff_type``."""
 
 
-@host
 class CustomSD(BaseCorrelations):
     r"""Correlations of a thermal bath with spectral density :math:`J(\omega) = j(\omega) X(\omega, \omega_c)`.
 
@@ -991,7 +981,6 @@ class CustomSD(BaseCorrelations):
         return self._cached(key, lambda: self._integrate(integrand, epsrel, limit))
 
 
-@host
 class PowerLawSD(CustomSD):
     r"""Correlations of the power-law spectral density :math:`J(\omega) = 2\alpha \omega^\zeta \omega_c^{1-\zeta} X(\omega, \omega_c)`.
 

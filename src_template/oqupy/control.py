@@ -11,14 +11,14 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from oqupy import config
-from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
 from oqupy.util import check_dimension
+
+__runs_on__ = "host"
 
 _TIME_RTOL = 1e-9
 
 
-@host
 class Control(BaseAPIClass):
     """Control operations on a system of Hilbert space dimension ``dimension``.
 

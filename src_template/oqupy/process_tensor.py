@@ -26,20 +26,19 @@ from typing import Any, List, Optional
 import numpy as np
 
 from oqupy import config
-from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
 from oqupy.util import check_dimension
+
+__runs_on__ = "host"
 
 FILE_FORMAT = "oqupy-process-tensor"
 FILE_VERSION = "1.0"
 
 
-@host
 class ProcessTensorFileError(OSError):
     """A process-tensor file that cannot be used: interrupted while being written, truncated or malformed."""
 
 
-@host
 def _as_tensor(tensor: Any, name: str, copy: bool = True) -> np.ndarray:
     array = np.array(tensor, dtype=config.NpDtype) if copy else np.asarray(tensor, dtype=config.NpDtype)
     if not np.all(np.isfinite(array)):
@@ -47,7 +46,6 @@ def _as_tensor(tensor: Any, name: str, copy: bool = True) -> np.ndarray:
     return array
 
 
-@host
 def _check_transform(transform: Any, dim2: int, name: str, inner_axis: int) -> Optional[np.ndarray]:
     if transform is None:
         return None
@@ -61,7 +59,6 @@ def _check_transform(transform: Any, dim2: int, name: str, inner_axis: int) -> O
     return matrix
 
 
-@host
 class BaseProcessTensor(BaseAPIClass):
     """Common interface of process tensors (abstract).
 
@@ -230,7 +227,6 @@ class BaseProcessTensor(BaseAPIClass):
             raise ValueError(f"The last MPO tensor has future bond {previous}, expected 1.")
 
 
-@host
 class TrivialProcessTensor(BaseProcessTensor):
     """No environment: no MPO tensors, infinite length, cap ``[1]``."""
 
@@ -268,7 +264,6 @@ class TrivialProcessTensor(BaseProcessTensor):
         return None
 
 
-@host
 class SimpleProcessTensor(BaseProcessTensor):
     """A process tensor held in memory (see the module docstring for the conventions).
 
@@ -382,7 +377,6 @@ class SimpleProcessTensor(BaseProcessTensor):
             target.set_cap_tensor(step, cap)
 
 
-@host
 def _check_step(step: Any) -> int:
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
         raise TypeError("Argument 'step' must be int.")
@@ -394,7 +388,6 @@ def _check_step(step: Any) -> int:
 _NONE_MARK = np.array([np.nan], dtype=config.NpDtype)
 
 
-@host
 class FileProcessTensor(BaseProcessTensor):
     """A process tensor stored in an HDF5 file (read, written step by step, or overwritten).
 
@@ -668,7 +661,6 @@ class FileProcessTensor(BaseProcessTensor):
             self._file = None
 
 
-@host
 def import_process_tensor(filename: str, process_tensor_type: Optional[str] = None) -> BaseProcessTensor:
     """Open the process tensor stored in ``filename``.
 
