@@ -179,8 +179,17 @@ class BaseProcessTensor(BaseAPIClass):
         tensor = self.get_raw_mpo_tensor(step)
         return (1, 1) if tensor is None else tensor.shape
 
-    def _computed_caps(self) -> List[np.ndarray]:
-        """All ``len(self) + 1`` caps, from storage or computed (nothing is written)."""
+    def get_cap_tensors(self) -> List[np.ndarray]:
+        """All ``len(self) + 1`` caps ``c_0 ... c_N`` (module docstring), stored or computed.
+
+        The stored caps are returned when every one of them is there; otherwise all of them are
+        computed from the MPO tensors.  Nothing is written.
+
+        Returns
+        -------
+        caps: list(np.ndarray)
+            ``caps[n]`` closes the future bond of step ``n - 1``; ``caps[len(self)]`` is ``[1]``.
+        """
         caps = [self.get_cap_tensor(step) for step in range(len(self) + 1)]
         if any(cap is None for cap in caps):
             return self._caps_from_tensors()
@@ -373,7 +382,7 @@ class SimpleProcessTensor(BaseProcessTensor):
             target.set_initial_tensor(self._initial_tensor)
         for step, tensor in enumerate(self._mpo_tensors):
             target.set_mpo_tensor(step, tensor)
-        for step, cap in enumerate(self._computed_caps()):
+        for step, cap in enumerate(self.get_cap_tensors()):
             target.set_cap_tensor(step, cap)
 
 
