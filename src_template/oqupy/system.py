@@ -21,7 +21,7 @@ Conventions (as in the whole package, see :mod:`oqupy.operators`):
 Everything in this module runs on the host with NumPy/SciPy in every generated package.
 """
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg
@@ -73,6 +73,13 @@ def _real_scalar_function(function: Callable) -> Callable:
 # -- validation -----------------------------------------------------------------
 
 
+class LindbladTerms(NamedTuple):
+    """Checked rates and jump operators of the Lindblad terms, one rate per operator."""
+
+    gammas: list  # floats (System) or callables t -> float (TimeDependentSystem)
+    operators: list  # (d, d) arrays (System) or callables t -> (d, d) array (TimeDependentSystem)
+
+
 def _check_matrix(matrix: Any, name: str, shape: Optional[Tuple[int, int]] = None) -> np.ndarray:
     """Return a read-only complex128 copy of the finite square matrix ``matrix`` (AssertionError if not)."""
     try:
@@ -107,9 +114,7 @@ def _check_list(value: Any, name: str) -> list:
     return list(value)
 
 
-def _check_lindblad(
-    gammas: Any, lindblad_operators: Any, dimension: int
-) -> Tuple[List[float], List[np.ndarray]]:
+def _check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
     """Validate constant rates and jump operators: equal-length lists of finite floats and (d, d) matrices."""
     gamma_list = _check_list(gammas, "gammas")
     operator_list = _check_list(lindblad_operators, "lindblad_operators")
@@ -129,7 +134,7 @@ def _check_lindblad(
         _check_matrix(op, f"lindblad_operators[{n}]", (dimension, dimension))
         for n, op in enumerate(operator_list)
     ]
-    return checked_gammas, checked_operators
+    return LindbladTerms(checked_gammas, checked_operators)
 
 
 def _evaluate_at_zero(function: Any, name: str) -> Any:
@@ -141,9 +146,7 @@ def _evaluate_at_zero(function: Any, name: str) -> Any:
         raise AssertionError(f"'{name}' must be a callable that can be evaluated at t=0.0.") from err
 
 
-def _check_td_lindblad(
-    gammas: Any, lindblad_operators: Any, dimension: int
-) -> Tuple[List[Callable], List[Callable]]:
+def _check_td_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
     """Validate time-dependent rates and jump operators; return the dtype-fixing wrappers."""
     gamma_list = _check_list(gammas, "gammas")
     operator_list = _check_list(lindblad_operators, "lindblad_operators")
@@ -166,7 +169,7 @@ def _check_td_lindblad(
         name = f"lindblad_operators[{n}]"
         _check_matrix(_evaluate_at_zero(operator, name), name + "(0.0)", (dimension, dimension))
         checked_operators.append(_complex_matrix_function(operator))
-    return checked_gammas, checked_operators
+    return LindbladTerms(checked_gammas, checked_operators)
 
 
 def _check_num_steps(num_steps: Any) -> int:
@@ -313,7 +316,9 @@ class System(BaseSystem):
     ) -> None:
         self._hamiltonian = _check_hamiltonian(hamiltonian)
         super().__init__(self._hamiltonian.shape[0], name, description)
-        self._gammas, self._lindblad_operators = _check_lindblad(gammas, lindblad_operators, self._dimension)
+        terms = _check_lindblad(gammas, lindblad_operators, self._dimension)
+        self._gammas: List[float] = terms.gammas
+        self._lindblad_operators: List[np.ndarray] = terms.operators
         self._liouvillian = _liouvillian(self._hamiltonian, self._gammas, self._lindblad_operators)
         self._liouvillian.setflags(write=False)
 
@@ -433,9 +438,9 @@ class TimeDependentSystem(BaseSystem):
         )
         super().__init__(initial_hamiltonian.shape[0], name, description)
         self._hamiltonian_function = _complex_matrix_function(hamiltonian)
-        self._gamma_functions, self._lindblad_functions = _check_td_lindblad(
-            gammas, lindblad_operators, self._dimension
-        )
+        terms = _check_td_lindblad(gammas, lindblad_operators, self._dimension)
+        self._gamma_functions: List[Callable] = terms.gammas
+        self._lindblad_functions: List[Callable] = terms.operators
         self._hamiltonian = _vectorize_matrix_function(self._hamiltonian_function)
         self._gammas = [_vectorize_scalar_function(gamma) for gamma in self._gamma_functions]
         self._lindblad_operators = [_vectorize_matrix_function(op) for op in self._lindblad_functions]
