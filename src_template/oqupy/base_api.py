@@ -1,4 +1,4 @@
-"""Base class of every user-facing object: a name and a description."""
+"""Base class of every user-facing object: a name and a description (plain Python, runs on the host)."""
 
 from typing import Optional
 

@@ -15,7 +15,8 @@ Degeneracy maps (used with ``unique=True``) assign each Liouville index the clas
 
 As upstream, ``Bath.coupling_operator`` returns the diagonalised :math:`D`, not the operator passed
 in; the input is ``unitary_transform @ coupling_operator @ unitary_transform.conj().T``.  All
-properties return copies (nothing is marked read-only).  Computed on the host with NumPy (``@host``).
+properties return copies (nothing is marked read-only).  Runs on the host: NumPy in every generated
+package.
 """
 
 from copy import copy

@@ -3,7 +3,7 @@
 A control is a ``d^2 x d^2`` superoperator acting on ``vec(rho)`` (row-major, as everywhere in the
 package) at a time step: *pre* controls act before the state of that step is recorded ("pre-measurement"),
 *post* controls after it.  Several controls at the same step compose in the order they were added (the
-later one acts after the earlier one).
+later one acts after the earlier one).  Runs on the host: NumPy in every generated package.
 """
 
 from typing import Dict, List, NamedTuple, Optional, Tuple
