@@ -152,7 +152,7 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
     """Tensors of steps ``0 .. num_steps - 1``, caps of ``0 .. num_steps`` and the transforms of one process tensor."""
     pt.check_consistency()
     tensors = [np.asarray(pt.get_raw_mpo_tensor(step), dtype=config.NpDtype) for step in range(num_steps)]
-    caps = pt._computed_caps()[: num_steps + 1]  # MERGE: get_cap_tensors()
+    caps = pt.get_cap_tensors()[: num_steps + 1]
     dim2 = pt.hilbert_space_dimension**2
     identity = np.identity(dim2, dtype=config.NpDtype)
     transform_in = pt.transform_in

@@ -1,8 +1,10 @@
-"""Base class of every user-facing object: a name and a description."""
+"""Base class of every user-facing object: a name and a description (plain Python, runs on the host)."""
 
 from typing import Optional
 
 from oqupy.config import SEPERATOR
+
+__runs_on__ = "host"
 
 _UNNAMED = "__unnamed__"
 _NO_DESCRIPTION = "__no_description__"

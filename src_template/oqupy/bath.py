@@ -15,40 +15,40 @@ Degeneracy maps (used with ``unique=True``) assign each Liouville index the clas
 
 As upstream, ``Bath.coupling_operator`` returns the diagonalised :math:`D`, not the operator passed
 in; the input is ``unitary_transform @ coupling_operator @ unitary_transform.conj().T``.  All
-properties return copies (nothing is marked read-only).  Computed on the host with NumPy (``@host``).
+properties return copies (nothing is marked read-only).  Runs on the host: NumPy in every generated
+package.
 """
 
 from copy import copy
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath_correlations import BaseCorrelations
 from oqupy.config import DEFAULT_TOLERANCE_DEGENERACY, NpDtype
 
+__runs_on__ = "host"
 
-@host
-def _row_degeneracy(columns: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:
-    """Class map and first-occurrence representatives of the rows of ``np.stack(columns, axis=1)``.
+
+class Degeneracy(NamedTuple):
+    """Classes of equal rows (see the module docstring)."""
+
+    class_map: np.ndarray  # integer class label of each row (flattened ``return_inverse``)
+    representatives: np.ndarray  # for each class label, the index of its first row
+
+
+def _row_degeneracy(columns: Tuple[np.ndarray, ...]) -> Degeneracy:
+    """The classes of equal rows of ``np.stack(columns, axis=1)``.
 
     Values are rounded to ``DEFAULT_TOLERANCE_DEGENERACY`` decimals (``-0.0`` folded into ``0.0``).
-
-    Returns
-    -------
-    degeneracy_map: np.ndarray
-        Integer class label of each row (flattened ``return_inverse``).
-    representatives: np.ndarray
-        For each class label, the index of its first row.
     """
     rows = np.stack([np.real(np.asarray(column)) for column in columns], axis=1)
     rows = np.round(rows, decimals=DEFAULT_TOLERANCE_DEGENERACY) + 0.0
     _, first_index, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-    return np.asarray(inverse).reshape(-1), np.asarray(first_index).reshape(-1)
+    return Degeneracy(np.asarray(inverse).reshape(-1), np.asarray(first_index).reshape(-1))
 
 
-@host
 class Bath(BaseAPIClass):
     """A bath coupled to the system through a Hermitian operator, with given auto-correlations.
 
@@ -105,10 +105,8 @@ class Bath(BaseAPIClass):
         values = np.real(eigenvalues).astype(np.float64)
         self._coupling_comm = (values[:, None] - values[None, :]).reshape(-1).astype(NpDtype)
         self._coupling_acomm = (values[:, None] + values[None, :]).reshape(-1).astype(NpDtype)
-        self._north_map, self._north_representatives = _row_degeneracy(
-            (self._coupling_comm, self._coupling_acomm)
-        )
-        self._west_map, self._west_representatives = _row_degeneracy((self._coupling_comm,))
+        self._north = _row_degeneracy((self._coupling_comm, self._coupling_acomm))
+        self._west = _row_degeneracy((self._coupling_comm,))
         self._correlations = copy(correlations)
         super().__init__(name, description)
 
@@ -148,29 +146,29 @@ class Bath(BaseAPIClass):
     @property
     def north_degeneracy_map(self) -> np.ndarray:
         r"""Class label of each Liouville index by equal :math:`(O^-, O^+)` (length d², labels 0, 1, ...)."""
-        return self._north_map.copy()
+        return self._north.class_map.copy()
 
     @property
     def west_degeneracy_map(self) -> np.ndarray:
         r"""Class label of each Liouville index by equal :math:`O^-` (length d², labels 0, 1, ...)."""
-        return self._west_map.copy()
+        return self._west.class_map.copy()
 
     @property
     def north_degeneracy_representatives(self) -> np.ndarray:
         """First Liouville index of each north class (``north_degeneracy_map[rep[c]] == c``)."""
-        return self._north_representatives.copy()
+        return self._north.representatives.copy()
 
     @property
     def west_degeneracy_representatives(self) -> np.ndarray:
         """First Liouville index of each west class (``west_degeneracy_map[rep[c]] == c``)."""
-        return self._west_representatives.copy()
+        return self._west.representatives.copy()
 
     @property
     def north_degeneracy_dimension(self) -> int:
         """Number of north classes (the reduced north-south leg dimension)."""
-        return int(self._north_representatives.size)
+        return int(self._north.representatives.size)
 
     @property
     def west_degeneracy_dimension(self) -> int:
         """Number of west classes (the reduced west-east leg dimension)."""
-        return int(self._west_representatives.size)
+        return int(self._west.representatives.size)

@@ -3,22 +3,37 @@
 A control is a ``d^2 x d^2`` superoperator acting on ``vec(rho)`` (row-major, as everywhere in the
 package) at a time step: *pre* controls act before the state of that step is recorded ("pre-measurement"),
 *post* controls after it.  Several controls at the same step compose in the order they were added (the
-later one acts after the earlier one).
+later one acts after the earlier one).  Runs on the host: NumPy in every generated package.
 """
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from oqupy import config
-from oqupy._codegen import host
 from oqupy.base_api import BaseAPIClass
 from oqupy.util import check_dimension
+
+__runs_on__ = "host"
 
 _TIME_RTOL = 1e-9
 
 
-@host
+class StepKey(NamedTuple):
+    """Where a control given by step acts."""
+
+    step: int
+    post: bool  # after the state of the step is recorded (else before)
+
+
+class TimedControl(NamedTuple):
+    """A control given by time, matched to the step grid when the dynamics is computed."""
+
+    time: float
+    post: bool  # after the state of the step is recorded (else before)
+    operation: np.ndarray  # d^2 x d^2 superoperator
+
+
 class Control(BaseAPIClass):
     """Control operations on a system of Hilbert space dimension ``dimension``.
 
@@ -31,8 +46,8 @@ class Control(BaseAPIClass):
     def __init__(self, dimension: int, name: Optional[str] = None, description: Optional[str] = None) -> None:
         super().__init__(name, description)
         self._dimension = check_dimension(dimension, "dimension")
-        self._step_controls: Dict[Tuple[int, bool], np.ndarray] = {}
-        self._time_controls: List[Tuple[float, bool, np.ndarray]] = []
+        self._step_controls: Dict[StepKey, np.ndarray] = {}
+        self._time_controls: List[TimedControl] = []
 
     def _str_items(self) -> list:
         return [
@@ -66,11 +81,11 @@ class Control(BaseAPIClass):
             raise ValueError("Argument 'control_operation' contains NaN or inf.")
         post = bool(post)
         if isinstance(time, (int, np.integer)) and not isinstance(time, bool):
-            key = (int(time), post)
+            key = StepKey(int(time), post)
             previous = self._step_controls.get(key)
             self._step_controls[key] = operation if previous is None else operation @ previous
         elif isinstance(time, (float, np.floating)):
-            self._time_controls.append((float(time), post, operation))
+            self._time_controls.append(TimedControl(float(time), post, operation))
         else:
             raise TypeError("Argument 'time' must be int (a step) or float (a time).")
 
@@ -88,14 +103,14 @@ class Control(BaseAPIClass):
         """
         result: List[Optional[np.ndarray]] = []
         for post in (False, True):
-            operation = self._step_controls.get((step, post))
-            for time, time_post, time_operation in self._time_controls:
-                if time_post != post:
+            operation = self._step_controls.get(StepKey(step, post))
+            for control in self._time_controls:
+                if control.post != post:
                     continue
                 if dt is None:
                     raise ValueError("Controls given by time need the time step 'dt'.")
-                position = (time - start_time) / dt
+                position = (control.time - start_time) / dt
                 if round(position) == step and abs(position - step) <= _TIME_RTOL * max(1.0, abs(position)):
-                    operation = time_operation if operation is None else time_operation @ operation
+                    operation = control.operation if operation is None else control.operation @ operation
             result.append(operation)
         return result[0], result[1]

@@ -21,18 +21,19 @@ Conventions (as in the whole package, see :mod:`oqupy.operators`):
 Everything in this module runs on the host with NumPy/SciPy in every generated package.
 """
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg
 from scipy import integrate
 
 from oqupy import operators
-from oqupy._codegen import host
 from oqupy._types import Matrix
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import INTEGRATE_EPSREL, NpDtype, NpDtypeReal
 from oqupy.util import check_convert, check_true
+
+__runs_on__ = "host"
 
 _HERMITICITY_RTOL = 1e-10
 """Relative tolerance (w.r.t. the largest entry, at least 1) of the Hermiticity check of Hamiltonians."""
@@ -41,19 +42,16 @@ _HERMITICITY_RTOL = 1e-10
 # -- vectorisation of time-dependent callables --------------------------------
 
 
-@host
 def _vectorize_matrix_function(function: Callable[[float], Matrix]) -> Callable:
     """Vectorise ``function`` over times: an array of n times gives an (n, m, m) array."""
     return np.vectorize(function)
 
 
-@host
 def _vectorize_scalar_function(function: Callable[[float], float]) -> Callable:
     """Vectorise ``function`` over times: an array of n times gives an (n,) array."""
     return np.vectorize(function)
 
 
-@host
 def _complex_matrix_function(function: Callable) -> Callable:
     """Wrap ``function`` so that it returns complex128 arrays (fixes the dtype of its vectorisation)."""
 
@@ -63,7 +61,6 @@ def _complex_matrix_function(function: Callable) -> Callable:
     return matrix
 
 
-@host
 def _real_scalar_function(function: Callable) -> Callable:
     """Wrap ``function`` so that it returns Python floats (fixes the dtype of its vectorisation)."""
 
@@ -76,7 +73,13 @@ def _real_scalar_function(function: Callable) -> Callable:
 # -- validation -----------------------------------------------------------------
 
 
-@host
+class LindbladTerms(NamedTuple):
+    """Checked rates and jump operators of the Lindblad terms, one rate per operator."""
+
+    gammas: list  # floats (System) or callables t -> float (TimeDependentSystem)
+    operators: list  # (d, d) arrays (System) or callables t -> (d, d) array (TimeDependentSystem)
+
+
 def _check_matrix(matrix: Any, name: str, shape: Optional[Tuple[int, int]] = None) -> np.ndarray:
     """Return a read-only complex128 copy of the finite square matrix ``matrix`` (AssertionError if not)."""
     try:
@@ -92,7 +95,6 @@ def _check_matrix(matrix: Any, name: str, shape: Optional[Tuple[int, int]] = Non
     return result
 
 
-@host
 def _check_hamiltonian(hamiltonian: Any, name: str = "hamiltonian") -> np.ndarray:
     """Return a read-only copy of the finite, square, Hermitian matrix ``hamiltonian``."""
     result = _check_matrix(hamiltonian, name)
@@ -104,7 +106,6 @@ def _check_hamiltonian(hamiltonian: Any, name: str = "hamiltonian") -> np.ndarra
     return result
 
 
-@host
 def _check_list(value: Any, name: str) -> list:
     """Return ``value`` (None, list, tuple or array) as a new list (AssertionError otherwise)."""
     if value is None:
@@ -113,10 +114,7 @@ def _check_list(value: Any, name: str) -> list:
     return list(value)
 
 
-@host
-def _check_lindblad(
-    gammas: Any, lindblad_operators: Any, dimension: int
-) -> Tuple[List[float], List[np.ndarray]]:
+def _check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
     """Validate constant rates and jump operators: equal-length lists of finite floats and (d, d) matrices."""
     gamma_list = _check_list(gammas, "gammas")
     operator_list = _check_list(lindblad_operators, "lindblad_operators")
@@ -136,10 +134,9 @@ def _check_lindblad(
         _check_matrix(op, f"lindblad_operators[{n}]", (dimension, dimension))
         for n, op in enumerate(operator_list)
     ]
-    return checked_gammas, checked_operators
+    return LindbladTerms(checked_gammas, checked_operators)
 
 
-@host
 def _evaluate_at_zero(function: Any, name: str) -> Any:
     """Return ``function(0.0)``; AssertionError if it is not callable or cannot be evaluated."""
     assert callable(function), f"'{name}' must be a callable of time t (a float)."
@@ -149,10 +146,7 @@ def _evaluate_at_zero(function: Any, name: str) -> Any:
         raise AssertionError(f"'{name}' must be a callable that can be evaluated at t=0.0.") from err
 
 
-@host
-def _check_td_lindblad(
-    gammas: Any, lindblad_operators: Any, dimension: int
-) -> Tuple[List[Callable], List[Callable]]:
+def _check_td_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
     """Validate time-dependent rates and jump operators; return the dtype-fixing wrappers."""
     gamma_list = _check_list(gammas, "gammas")
     operator_list = _check_list(lindblad_operators, "lindblad_operators")
@@ -175,10 +169,9 @@ def _check_td_lindblad(
         name = f"lindblad_operators[{n}]"
         _check_matrix(_evaluate_at_zero(operator, name), name + "(0.0)", (dimension, dimension))
         checked_operators.append(_complex_matrix_function(operator))
-    return checked_gammas, checked_operators
+    return LindbladTerms(checked_gammas, checked_operators)
 
 
-@host
 def _check_num_steps(num_steps: Any) -> int:
     """Convert ``num_steps`` to a non-negative int (TypeError / ValueError)."""
     value = check_convert(num_steps, int, "num_steps")
@@ -190,7 +183,6 @@ def _check_num_steps(num_steps: Any) -> int:
 # -- Liouvillians ------------------------------------------------------------------
 
 
-@host
 def _liouvillian(
     hamiltonian: np.ndarray, gammas: Sequence[float], lindblad_operators: Sequence[np.ndarray]
 ) -> np.ndarray:
@@ -204,7 +196,6 @@ def _liouvillian(
     return np.asarray(result, dtype=NpDtype)
 
 
-@host
 def _left_right_super_stack(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Stacked ``left_right_super``: (..., d, d) operators (broadcast) give (..., d^2, d^2) superoperators."""
     dim = left.shape[-1]
@@ -212,7 +203,6 @@ def _left_right_super_stack(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return product.reshape(product.shape[:-4] + (dim * dim, dim * dim))
 
 
-@host
 def _liouvillian_stack(
     hamiltonians: np.ndarray, gammas: Sequence[np.ndarray], lindblad_operators: Sequence[np.ndarray]
 ) -> np.ndarray:
@@ -232,7 +222,6 @@ def _liouvillian_stack(
 # -- systems -------------------------------------------------------------------------
 
 
-@host
 class BaseSystem(BaseAPIClass):
     """Base class of systems of Hilbert-space dimension ``dimension``.
 
@@ -300,7 +289,6 @@ class BaseSystem(BaseAPIClass):
         return prop_1, prop_2
 
 
-@host
 class System(BaseSystem):
     """A system with a constant Hamiltonian and constant Lindblad dissipation.
 
@@ -328,7 +316,9 @@ class System(BaseSystem):
     ) -> None:
         self._hamiltonian = _check_hamiltonian(hamiltonian)
         super().__init__(self._hamiltonian.shape[0], name, description)
-        self._gammas, self._lindblad_operators = _check_lindblad(gammas, lindblad_operators, self._dimension)
+        terms = _check_lindblad(gammas, lindblad_operators, self._dimension)
+        self._gammas: List[float] = terms.gammas
+        self._lindblad_operators: List[np.ndarray] = terms.operators
         self._liouvillian = _liouvillian(self._hamiltonian, self._gammas, self._lindblad_operators)
         self._liouvillian.setflags(write=False)
 
@@ -413,7 +403,6 @@ class System(BaseSystem):
         return [op.copy() for op in self._lindblad_operators]
 
 
-@host
 class TimeDependentSystem(BaseSystem):
     """A system with a time-dependent Hamiltonian and time-dependent Lindblad dissipation.
 
@@ -449,9 +438,9 @@ class TimeDependentSystem(BaseSystem):
         )
         super().__init__(initial_hamiltonian.shape[0], name, description)
         self._hamiltonian_function = _complex_matrix_function(hamiltonian)
-        self._gamma_functions, self._lindblad_functions = _check_td_lindblad(
-            gammas, lindblad_operators, self._dimension
-        )
+        terms = _check_td_lindblad(gammas, lindblad_operators, self._dimension)
+        self._gamma_functions: List[Callable] = terms.gammas
+        self._lindblad_functions: List[Callable] = terms.operators
         self._hamiltonian = _vectorize_matrix_function(self._hamiltonian_function)
         self._gammas = [_vectorize_scalar_function(gamma) for gamma in self._gamma_functions]
         self._lindblad_operators = [_vectorize_matrix_function(op) for op in self._lindblad_functions]
