@@ -106,10 +106,10 @@ def module_facts(wrapper: MetadataWrapper) -> set[str]:
 
 
 def check(wrapper: MetadataWrapper, ctx: ModuleContext, rules: Iterable[type[Rule]] = RULES) -> None:
-    """Run every rule's checker on the untouched module; problems go to ``ctx.diagnostics``."""
+    """Run every rule for ``ctx.backend`` in check mode on the untouched module; problems go to ``ctx.diagnostics``."""
     for rule in rules:
-        if rule.Checker is not None:
-            wrapper.visit(rule.Checker(ctx))
+        if rule.checks() and ctx.backend in rule.BACKENDS:
+            rule(ctx).check(wrapper)
 
 
 def transform(
@@ -118,17 +118,17 @@ def transform(
     rules: Iterable[type[Rule]] = RULES,
     facts: Optional[set[str]] = None,
 ) -> cst.Module:
-    """Apply the transformers for ``ctx.backend`` in order, then fix imports and drop the markers.
+    """Apply the rewrites for ``ctx.backend`` in order, then fix imports and drop the markers.
 
     A rule whose ``NEEDS`` (qualified names or statement kinds) are absent from the module cannot fire and
     is skipped; each pass resolves scope metadata again, which dominates the build time.
     """
     for rule in rules:
-        if rule.Transformer is None or ctx.backend not in rule.BACKENDS:
+        if not rule.rewrites() or ctx.backend not in rule.BACKENDS:
             continue
         if facts is not None and rule.NEEDS and not any(_present(need, facts) for need in rule.NEEDS):
             continue
-        module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rule.Transformer(ctx))
+        module = rule(ctx).rewrite(module)
     if ctx.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         module = AddImportsVisitor(ctx.codemod).transform_module(module)
     if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):

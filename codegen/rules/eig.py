@@ -4,19 +4,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen import names
-from codegen.analysis import TemplateTransformer
 from codegen.rules.base import Example, Rule
-
-
-class _Route(TemplateTransformer):
-    RULE = "routed-eig"
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
-        if self.in_host or self.qname(original_node.func) not in names.EIG_NAMES:
-            return updated_node
-        self.fire()
-        AddImportsVisitor.add_needed_import(self.ctx.codemod, self.ctx.package, "_linalg")
-        return updated_node.with_changes(func=cst.parse_expression("_linalg.eig"))
 
 
 class RoutedEig(Rule):
@@ -25,14 +13,32 @@ class RoutedEig(Rule):
     Hermitian problems use ``eigh``, which stays native on every device.
     """
 
-    NAME = "routed-eig"
     NEEDS = ("numpy.linalg.eig", "scipy.linalg.eig")
     BACKENDS = ("jax",)
     VALID = (
         Example(
-            template="import numpy as np\n\n\ndef f(x: np.ndarray):\n    return np.linalg.eig(x)\n",
-            numpy="import numpy as np\n\n\ndef f(x: np.ndarray):\n    return np.linalg.eig(x)\n",
-            jax="import jax\n\nfrom oqupy_jax import _linalg\n\n\ndef f(x: jax.Array):\n    return _linalg.eig(x)\n",
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                return np.linalg.eig(x)
+            """,
+            jax="""
+            import jax
+
+            from oqupy_jax import _linalg
+
+
+            def f(x: jax.Array):
+                return _linalg.eig(x)
+            """,
         ),
     )
-    Transformer = _Route
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if self.in_host or self.qname(original_node.func) not in names.EIG_NAMES:
+            return updated_node
+        self.fire()
+        AddImportsVisitor.add_needed_import(self.ctx.codemod, self.ctx.package, "_linalg")
+        return updated_node.with_changes(func=cst.parse_expression("_linalg.eig"))

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from codegen.analysis import KERNEL_MARKER, TemplateTransformer, TemplateVisitor
+from codegen.analysis import KERNEL_MARKER
 from codegen.rules.base import Example, Invalid, Rule
 
 STATIC_TYPES = frozenset(
@@ -37,6 +37,8 @@ def _donated(decorator: cst.Decorator) -> list[str]:
 
 
 class _KernelInfo:
+    """Mixin of KernelJit (kept separate until statics are declared explicitly)."""
+
     def kernel_decorator(self, node: cst.FunctionDef) -> Optional[cst.Decorator]:
         for decorator in node.decorators:
             if self.decorator_marker(decorator) == KERNEL_MARKER:
@@ -66,38 +68,6 @@ class _KernelInfo:
         return False
 
 
-class _Checker(_KernelInfo, TemplateVisitor):
-    RULE = "kernel-jit"
-
-    def visit_FunctionDef(self, node: cst.FunctionDef):
-        decorator = self.kernel_decorator(node)
-        if decorator is not None:
-            if self.function_depth > 0 or self.get_metadata_parent_class(node):
-                self.report(
-                    decorator, "@kernel on a nested function or method", "make it a module-level function"
-                )
-            params = _params(node)
-            for param in params:
-                if param.annotation is None:
-                    self.report(
-                        param, f"kernel parameter `{param.name.value}` has no annotation", "annotate it"
-                    )
-            for name in _donated(decorator):
-                if name not in {p.name.value for p in params}:
-                    self.report(decorator, f"donated `{name}` is not a parameter", "name an array parameter")
-        return super().visit_FunctionDef(node)
-
-    def get_metadata_parent_class(self, node: cst.CSTNode) -> bool:
-        from libcst.metadata import ParentNodeProvider
-
-        parent = self.get_metadata(ParentNodeProvider, node)
-        while parent is not None and not isinstance(parent, cst.Module):
-            if isinstance(parent, cst.ClassDef):
-                return True
-            parent = self.get_metadata(ParentNodeProvider, parent, None)
-        return False
-
-
 def _names_tuple(items: list[str]) -> cst.Tuple:
     elements = [cst.Element(cst.SimpleString(f'"{name}"')) for name in items]
     if len(elements) == 1:
@@ -105,38 +75,7 @@ def _names_tuple(items: list[str]) -> cst.Tuple:
     return cst.Tuple(elements)
 
 
-class _Jit(_KernelInfo, TemplateTransformer):
-    RULE = "kernel-jit"
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
-        decorator = self.kernel_decorator(original_node)
-        updated_node = super().leave_FunctionDef(original_node, updated_node)
-        if decorator is None:
-            return updated_node
-        self.fire()
-        index = list(original_node.decorators).index(decorator)
-        decorators = list(updated_node.decorators)
-        if self.ctx.backend != "jax":
-            del decorators[index]
-            return updated_node.with_changes(decorators=decorators)
-        AddImportsVisitor.add_needed_import(self.ctx.codemod, "jax")
-        static = self.static_names(original_node)
-        donated = _donated(decorator)
-        if not static and not donated:
-            decorators[index] = cst.Decorator(cst.parse_expression("jax.jit"))
-        else:
-            AddImportsVisitor.add_needed_import(self.ctx.codemod, "functools", "partial")
-            args = [cst.Arg(cst.parse_expression("jax.jit"))]
-            eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-            if static:
-                args.append(cst.Arg(_names_tuple(static), keyword=cst.Name("static_argnames"), equal=eq))
-            if donated:
-                args.append(cst.Arg(_names_tuple(donated), keyword=cst.Name("donate_argnames"), equal=eq))
-            decorators[index] = cst.Decorator(cst.Call(func=cst.Name("partial"), args=args))
-        return updated_node.with_changes(decorators=decorators)
-
-
-class KernelJit(Rule):
+class KernelJit(_KernelInfo, Rule):
     """``@kernel`` -> ``@partial(jax.jit, static_argnames=(...))`` in ``oqupy_jax``; removed in ``oqupy_numpy``.
 
     Static arguments are the parameters annotated ``int``, ``bool``, ``str``, ``tuple`` or ``Callable``
@@ -144,7 +83,6 @@ class KernelJit(Rule):
     ``donate_argnames``.  Kernels are module-level, so the wrappers exist once, at import.
     """
 
-    NAME = "kernel-jit"
     NEEDS = ("oqupy._codegen.kernel",)
     VALID = (
         Example(
@@ -171,5 +109,45 @@ class KernelJit(Rule):
             "numpy",
         ),
     )
-    Checker = _Checker
-    Transformer = _Jit
+
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        decorator = self.kernel_decorator(node)
+        if decorator is None:
+            return
+        if len(self.scopes) > 1:  # scopes[-1] is the kernel itself
+            self.report(
+                decorator, "@kernel on a nested function or method", "make it a module-level function"
+            )
+        params = _params(node)
+        for param in params:
+            if param.annotation is None:
+                self.report(param, f"kernel parameter `{param.name.value}` has no annotation", "annotate it")
+        for name in _donated(decorator):
+            if name not in {p.name.value for p in params}:
+                self.report(decorator, f"donated `{name}` is not a parameter", "name an array parameter")
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        decorator = self.kernel_decorator(original_node)
+        if decorator is None:
+            return updated_node
+        self.fire()
+        index = list(original_node.decorators).index(decorator)
+        decorators = list(updated_node.decorators)
+        if self.ctx.backend != "jax":
+            del decorators[index]
+            return updated_node.with_changes(decorators=decorators)
+        AddImportsVisitor.add_needed_import(self.ctx.codemod, "jax")
+        static = self.static_names(original_node)
+        donated = _donated(decorator)
+        if not static and not donated:
+            decorators[index] = cst.Decorator(cst.parse_expression("jax.jit"))
+        else:
+            AddImportsVisitor.add_needed_import(self.ctx.codemod, "functools", "partial")
+            args = [cst.Arg(cst.parse_expression("jax.jit"))]
+            eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+            if static:
+                args.append(cst.Arg(_names_tuple(static), keyword=cst.Name("static_argnames"), equal=eq))
+            if donated:
+                args.append(cst.Arg(_names_tuple(donated), keyword=cst.Name("donate_argnames"), equal=eq))
+            decorators[index] = cst.Decorator(cst.Call(func=cst.Name("partial"), args=args))
+        return updated_node.with_changes(decorators=decorators)
