@@ -60,7 +60,7 @@ def check_dimension(value: Any, name: str) -> int:
 # -- tensors -------------------------------------------------------------------
 
 
-@kernel
+@kernel(static=("index_scrambling",))
 def embed_delta(tensor: np.ndarray, index_scrambling: Tuple[int, ...]) -> np.ndarray:
     """Embed ``tensor`` into a larger tensor with Kronecker deltas on repeated axes.
 
