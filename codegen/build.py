@@ -24,14 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
-import libcst as cst
 
 from codegen import metadata
 from codegen.analysis import ModuleContext
 from codegen.diagnostics import CodegenError, Diagnostic
 from codegen.docs import render_rules
 from codegen.format import format_source
-from codegen.pipeline import Parsed, module_backends, translate
+from codegen.pipeline import Parsed, translate
 from codegen.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -157,14 +156,12 @@ def _package_files(backend: str | None, package: str, tree: Tree, init_target: s
         )
 
 
-def _targets(repo: Path, path: Path, module: cst.Module) -> dict[str, str]:
-    """backend -> generated path of one template module."""
+def _targets(repo: Path, path: Path) -> dict[str, str]:
+    """backend -> generated path of one template module (every module goes into every package)."""
     inner = path.relative_to(repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE).as_posix()
-    backends = module_backends(module)
     return {
         backend: f"{GENERATED}/{package}/src/{package}/{inner}"
         for backend, package in metadata.PACKAGES.items()
-        if backend in backends
     }
 
 
@@ -180,7 +177,7 @@ def _translate_file(
     parsed = Parsed(source)
     module_rel = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("")
     inputs = inputs_digest(source, fingerprint)
-    for backend, target in _targets(repo, path, parsed.module).items():
+    for backend, target in _targets(repo, path).items():
         package = metadata.PACKAGES[backend]
         ctx = ModuleContext(relative, ".".join(module_rel.parts), backend, package)
         translated = translate(parsed, ctx)
@@ -362,7 +359,7 @@ def quick_problems(repo: Path = REPO) -> list[str]:
     for path in template_modules(repo):
         source = path.read_text()
         inputs = inputs_digest(source, fingerprint)
-        for target in _targets(repo, path, cst.parse_module(source)).values():
+        for target in _targets(repo, path).values():
             expected[target] = ""
             actual = current.get(target)
             if actual is None:

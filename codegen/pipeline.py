@@ -14,7 +14,7 @@ def _dotted(node: Optional[cst.BaseExpression]) -> str:
     return cst.Module([]).code_for_node(node) if node is not None else ""
 
 
-DECLARATIONS = ("__backends__", "__runs_on__")
+DECLARATIONS = ("__runs_on__",)
 """Module-level declarations read by codegen and dropped from the generated packages."""
 RUNS_ON = ("host", "device")
 
@@ -43,7 +43,7 @@ class _DropMarkers(cst.CSTTransformer):
 
 
 def module_declaration(module: cst.Module, name: str) -> Optional[cst.BaseExpression]:
-    """The value assigned to the module-level declaration ``name`` (``__backends__``, ``__runs_on__``)."""
+    """The value assigned to the module-level declaration ``name`` (e.g. ``__runs_on__``)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
@@ -54,14 +54,6 @@ def module_declaration(module: cst.Module, name: str) -> Optional[cst.BaseExpres
                 ):
                     return small.value
     return None
-
-
-def module_backends(module: cst.Module) -> tuple[str, ...]:
-    """The packages a template module is emitted into (``__backends__``, default both)."""
-    value = module_declaration(module, "__backends__")
-    if isinstance(value, (cst.Tuple, cst.List)):
-        return tuple(e.value.evaluated_value for e in value.elements)
-    return ("numpy", "jax")
 
 
 def module_runs_on(module: cst.Module) -> str:

@@ -14,8 +14,7 @@ class BackendBlocks(Rule):
     """Cut backend-specific blocks at generation time.
 
     ``if BACKEND == "jax":`` (or ``!=``, with an optional ``else``) keeps exactly one branch in each
-    package; the marker import and a module's ``__backends__`` declaration disappear.  No generated
-    package ever tests a backend name at run time.
+    package; the marker import disappears.  No generated package ever tests a backend name at run time.
     """
 
     NEEDS = ("oqupy._codegen.BACKEND",)

@@ -71,10 +71,6 @@ class PackageRename(Rule):
         return updated_node
 
 
-def _is_translatable(qualified: str) -> bool:
-    return qualified in names.NUMPY_TO_JAX or qualified in names.EIG_NAMES
-
-
 class NumpyToJax(Rule):
     """In ``oqupy_jax``, NumPy and SciPy names outside ``@host`` code become ``jax.numpy`` / ``jax.scipy``.
 
@@ -159,7 +155,7 @@ class NumpyToJax(Rule):
         parent = self.get_metadata(ParentNodeProvider, node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return  # the enclosing attribute is the name to check
-        if not _is_translatable(qualified):
+        if qualified not in names.NUMPY_TO_JAX:
             self.report(
                 node,
                 f"`{qualified}` has no JAX mapping",

@@ -16,8 +16,6 @@ markers and replaces them:
     ``@host`` marks a function or class that must run on the host with real NumPy/SciPy in both
     packages (integrals, validation, file I/O, degeneracy maps).  NumPy names inside it are not
     translated to ``jax.numpy``.
-``__backends__``
-    A module-level ``__backends__ = ("jax",)`` restricts a template module to some packages.
 """
 
 from typing import Any, Callable, Tuple, TypeVar

@@ -1,6 +1,5 @@
 """Validation helpers, tensor utilities and progress reporting."""
 
-import math
 import sys
 import time
 from typing import Any, List, Optional, Sequence, Tuple
@@ -189,19 +188,3 @@ def get_progress(progress_type: Optional[str] = None) -> type:
     )
     return PROGRESS_DICT[progress_type]
 
-
-# -- Markovian reference -----------------------------------------------------------
-
-
-def steady_state(liouvillian: np.ndarray) -> np.ndarray:
-    """Steady state of a Liouvillian (d² x d², row-major vectorisation): the unit-trace ``rho`` with
-    ``L vec(rho) = 0``, from the eigenvector whose eigenvalue is closest to zero.
-
-    The Liouvillian is not Hermitian, so this uses the general ``eig`` (routed to the CPU in ``oqupy_jax``).
-    """
-    values, vectors = np.linalg.eig(liouvillian)
-    vector = vectors[:, np.argmin(np.abs(values))]
-    dim = math.isqrt(liouvillian.shape[0])
-    rho = vector.reshape((dim, dim))
-    rho = rho / np.trace(rho)
-    return (rho + rho.conj().T) / 2
