@@ -246,38 +246,105 @@ def existing_files(repo: Path = REPO) -> dict[str, str]:
     return found
 
 
-def compare(tree: Tree, repo: Path = REPO) -> list[str]:
-    """Human-readable problems: missing, stale, hand-edited and orphan files, unused rules."""
-    problems = []
+# -- the judgement: which files are not what the template and codegen produce ---------------------------
+@dataclass(frozen=True)
+class Expected:
+    """What a file under ``generated/`` should be: its whole ``content`` when it is known (a fresh build, or a
+    rendered file), else the ``inputs`` digest its banner must record (``check`` without translating)."""
+
+    content: str | None = None
+    inputs: str | None = None
+
+
+VERDICTS = {
+    "missing": "missing",
+    "no-banner": "has no generated-file banner",
+    "hand-edited": "was edited by hand",
+    "stale": "is stale (the template or codegen changed)",
+    "orphan": "orphan (no template produces it)",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One file that is not as it should be, and why (a key of ``VERDICTS``)."""
+
+    path: str
+    verdict: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {VERDICTS[self.verdict]}"
+
+
+def _verdict(actual: str | None, expected: Expected) -> str | None:
+    if actual is None:
+        return "missing"
+    if expected.content is not None and actual == expected.content:
+        return None
+    recorded, body = split_banner(actual)
+    if recorded is None:
+        return "no-banner"
+    if recorded != digest(body):
+        return "hand-edited"
+    if expected.content is None and recorded_inputs(actual) == expected.inputs:
+        return None
+    return "stale"
+
+
+def judge(expected: dict[str, Expected], current: dict[str, str]) -> list[Finding]:
+    """Every file of ``current`` (on disk) that differs from ``expected``, and every orphan.
+
+    The one judgement behind ``build`` (what to write and remove), ``check`` and ``check --full``.
+    """
+    findings = []
+    for path, wanted in sorted(expected.items()):
+        verdict = _verdict(current.get(path), wanted)
+        if verdict is not None:
+            findings.append(Finding(path, verdict))
+    findings.extend(Finding(path, "orphan") for path in sorted(set(current) - set(expected)))
+    return findings
+
+
+def expected_from_digests(repo: Path = REPO) -> dict[str, Expected]:
+    """What ``check`` expects without translating: rendered files in full, translated ones by inputs digest."""
+    rendered = Tree()
+    _metadata_files(rendered)
+    expected = {path: Expected(content=content) for path, content in rendered.files.items()}
+    fingerprint = codegen_fingerprint()
+    for path in template_modules(repo):
+        inputs = inputs_digest(path.read_text(), fingerprint)
+        for target in _targets(repo, path).values():
+            expected[target] = Expected(inputs=inputs)
+    return expected
+
+
+def expected_from_tree(tree: Tree) -> dict[str, Expected]:
+    return {path: Expected(content=content) for path, content in tree.files.items()}
+
+
+def problems(repo: Path = REPO, tree: Tree | None = None) -> list[str]:
+    """``check``'s report: the judgement from the banners' digests or, given a fresh ``tree`` (``--full``),
+    from its contents, with a unified diff per changed file and the unused rules."""
     current = existing_files(repo)
-    for path, expected in sorted(tree.files.items()):
-        actual = current.get(path)
-        if actual is None:
-            problems.append(f"{path}: missing")
-            continue
-        if actual == expected:
-            continue
-        recorded, body = split_banner(actual)
-        if recorded is None:
-            reason = "has no generated-file banner"
-        elif recorded != digest(body):
-            reason = "was edited by hand"
-        else:
-            reason = "is stale (the template or codegen changed)"
-        diff = "".join(
-            difflib.unified_diff(
-                actual.splitlines(True),
-                expected.splitlines(True),
-                f"{path} (on disk)",
-                f"{path} (fresh build)",
+    if tree is None:
+        return [str(finding) for finding in judge(expected_from_digests(repo), current)]
+    report = []
+    for finding in judge(expected_from_tree(tree), current):
+        text = str(finding)
+        if finding.path in current and finding.path in tree.files:
+            text += "\n" + "".join(
+                difflib.unified_diff(
+                    current[finding.path].splitlines(True),
+                    tree.files[finding.path].splitlines(True),
+                    f"{finding.path} (on disk)",
+                    f"{finding.path} (fresh build)",
+                )
             )
-        )
-        problems.append(f"{path}: {reason}\n{diff}")
-    for path in sorted(set(current) - set(tree.files)):
-        problems.append(f"{path}: orphan (no template produces it)")
-    for name in unused_rules(tree):
-        problems.append(f"rule {name!r} fired on nothing in the template (unused rule)")
-    return problems
+        report.append(text)
+    report.extend(
+        f"rule {name!r} fired on nothing in the template (unused rule)" for name in unused_rules(tree)
+    )
+    return report
 
 
 IMPORT_CHECK = """
@@ -328,81 +395,41 @@ def build(repo: Path = REPO) -> int:
         print("\n".join(failures), file=sys.stderr)
         print("codegen: import check failed; nothing written", file=sys.stderr)
         return 1
-    current = existing_files(repo)
-    written = 0
-    for path, content in sorted(tree.files.items()):
-        if current.get(path) != content:
-            target = repo / path
+    findings = judge(expected_from_tree(tree), existing_files(repo))
+    for finding in findings:
+        target = repo / finding.path
+        if finding.verdict == "orphan":
+            target.unlink()
+            print(f"codegen: removed orphan {finding.path}")
+        else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content)
-            written += 1
-    for path in sorted(set(current) - set(tree.files)):
-        (repo / path).unlink()
-        print(f"codegen: removed orphan {path}")
+            target.write_text(tree.files[finding.path])
     for directory in sorted((repo / GENERATED).rglob("*"), reverse=True):  # emptied folders
         if directory.is_dir() and not any(directory.iterdir()):
             shutil.rmtree(directory)
+    written = sum(finding.verdict != "orphan" for finding in findings)
     print(f"codegen: {len(tree.files)} files, {written} written")
     for name in unused_rules(tree):
         print(f"codegen: warning: rule {name!r} fired on nothing in the template", file=sys.stderr)
     return 0
 
 
-def quick_problems(repo: Path = REPO) -> list[str]:
-    """Problems found from the banners' digests and the re-rendered metadata files, without translating."""
-    rendered = Tree()
-    _metadata_files(rendered)
-    expected = dict(rendered.files)
-    current = existing_files(repo)
-    fingerprint = codegen_fingerprint()
-    problems = []
-    for path in template_modules(repo):
-        source = path.read_text()
-        inputs = inputs_digest(source, fingerprint)
-        for target in _targets(repo, path).values():
-            expected[target] = ""
-            actual = current.get(target)
-            if actual is None:
-                problems.append(f"{target}: missing")
-                continue
-            recorded, body = split_banner(actual)
-            if recorded is None:
-                problems.append(f"{target}: has no generated-file banner")
-            elif recorded != digest(body):
-                problems.append(f"{target}: was edited by hand")
-            elif recorded_inputs(actual) != inputs:
-                problems.append(f"{target}: is stale (the template or codegen changed)")
-    for path, content in sorted(rendered.files.items()):
-        if current.get(path) != content:
-            problems.append(f"{path}: missing" if path not in current else f"{path}: is stale or was edited")
-    for path in sorted(set(current) - set(expected)):
-        problems.append(f"{path}: orphan (no template produces it)")
-    return problems
-
-
 def check(repo: Path = REPO, full: bool = False) -> int:
-    """0 when ``generated/`` is fresh.  ``full``: translate again and diff (also reports unused rules)."""
-    if not full:
-        problems = quick_problems(repo)
-        if problems:
-            print("\n".join(problems), file=sys.stderr)
-            print(
-                "codegen check failed: run `python -m codegen build` (`check --full` shows the diffs)",
-                file=sys.stderr,
-            )
+    """0 when ``generated/`` is fresh.  ``full``: translate again, show diffs and unused rules."""
+    tree = None
+    if full:
+        try:
+            tree = build_tree(repo)
+        except CodegenError as error:
+            for diagnostic in error.diagnostics:
+                print(diagnostic, file=sys.stderr)
             return 1
-        print(f"codegen check: {len(existing_files(repo))} generated files are fresh (banner digests)")
-        return 0
-    try:
-        tree = build_tree(repo)
-    except CodegenError as error:
-        for diagnostic in error.diagnostics:
-            print(diagnostic, file=sys.stderr)
+    found = problems(repo, tree)
+    if found:
+        print("\n".join(found), file=sys.stderr)
+        hint = "" if full else " (`check --full` shows the diffs)"
+        print(f"codegen check failed: run `python -m codegen build`{hint}", file=sys.stderr)
         return 1
-    problems = compare(tree, repo)
-    if problems:
-        print("\n".join(problems), file=sys.stderr)
-        print("codegen check failed: run `python -m codegen build`", file=sys.stderr)
-        return 1
-    print(f"codegen check: {len(tree.files)} generated files are fresh")
+    how = "fresh build" if full else "banner digests"
+    print(f"codegen check: {len(existing_files(repo))} generated files are fresh ({how})")
     return 0

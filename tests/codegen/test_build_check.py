@@ -17,7 +17,7 @@ def fresh_tree():
 
 
 def test_generated_tree_is_fresh(fresh_tree):
-    problems = codegen_build.compare(fresh_tree, REPO)
+    problems = codegen_build.problems(REPO, fresh_tree)
     assert not problems, "\n".join(problems) + "\nrun `python -m codegen build`"
 
 
@@ -44,20 +44,39 @@ def scratch(tmp_path):
 
 
 def problems_in(repo):
-    return "\n".join(codegen_build.compare(codegen_build.build_tree(repo), repo))
+    return "\n".join(codegen_build.problems(repo, codegen_build.build_tree(repo)))
 
 
-def test_hand_edits_stale_orphan_and_missing_files_are_detected(scratch):
-    target = scratch / "generated/oqupy_jax/src/oqupy_jax/util.py"
+def spoil(repo):
+    """One file of each kind the judgement tells apart."""
+    target = repo / "generated/oqupy_jax/src/oqupy_jax/util.py"
     target.write_text(target.read_text().replace("return out", "return out * 1"))
-    template = scratch / "src_template/oqupy/operators.py"
+    template = repo / "src_template/oqupy/operators.py"
     template.write_text(template.read_text() + "\n\nANSWER = 42\n")
-    (scratch / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
-    (scratch / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
-    report = problems_in(scratch)
-    assert "oqupy_jax/util.py: was edited by hand" in report and "+    return out\n" in report
-    assert "oqupy_numpy/operators.py: is stale" in report
-    assert "oqupy_numpy/extra.py: orphan" in report and "oqupy_jax/dynamics.py: missing" in report
+    (repo / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
+    (repo / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
+    readme = repo / "generated/oqupy_numpy/README.md"
+    readme.write_text(readme.read_text() + "edited\n")
+    config = repo / "generated/oqupy_numpy/src/oqupy_numpy/config.py"
+    config.write_text(codegen_build.split_banner(config.read_text())[1])
+
+
+SPOILED = [
+    "generated/oqupy_jax/src/oqupy_jax/dynamics.py: missing",
+    "generated/oqupy_jax/src/oqupy_jax/operators.py: is stale (the template or codegen changed)",
+    "generated/oqupy_jax/src/oqupy_jax/util.py: was edited by hand",
+    "generated/oqupy_numpy/README.md: was edited by hand",
+    "generated/oqupy_numpy/src/oqupy_numpy/config.py: has no generated-file banner",
+    "generated/oqupy_numpy/src/oqupy_numpy/extra.py: orphan (no template produces it)",
+    "generated/oqupy_numpy/src/oqupy_numpy/operators.py: is stale (the template or codegen changed)",
+]
+
+
+def test_full_check_judges_like_the_quick_one_and_adds_diffs(scratch):
+    spoil(scratch)
+    report = codegen_build.problems(scratch, codegen_build.build_tree(scratch))
+    assert sorted(line.split("\n")[0] for line in report) == SPOILED
+    assert "+    return out\n" in "\n".join(report)
 
 
 def test_unused_rule_is_reported(scratch):
@@ -95,29 +114,18 @@ def test_build_then_check_round_trip(scratch):
 
 
 def test_quick_check_passes_on_the_committed_tree():
-    assert codegen_build.quick_problems(REPO) == []
+    assert codegen_build.problems(REPO) == []
 
 
 def test_quick_check_finds_hand_edits_stale_orphan_and_missing_files(scratch):
-    target = scratch / "generated/oqupy_jax/src/oqupy_jax/util.py"
-    target.write_text(target.read_text().replace("return out", "return out * 1"))
-    template = scratch / "src_template/oqupy/operators.py"
-    template.write_text(template.read_text() + "\n\nANSWER = 42\n")
-    (scratch / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
-    (scratch / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
-    readme = scratch / "generated/oqupy_numpy/README.md"
-    readme.write_text(readme.read_text() + "edited\n")
-    report = "\n".join(codegen_build.quick_problems(scratch))
-    assert "oqupy_jax/util.py: was edited by hand" in report
-    assert "oqupy_numpy/operators.py: is stale" in report and "oqupy_jax/operators.py: is stale" in report
-    assert "oqupy_numpy/extra.py: orphan" in report and "oqupy_jax/dynamics.py: missing" in report
-    assert "oqupy_numpy/README.md: is stale or was edited" in report
+    spoil(scratch)
+    assert sorted(codegen_build.problems(scratch)) == SPOILED
     assert codegen_build.check(scratch) == 1
 
 
 def test_quick_check_sees_a_change_of_the_code_generator(scratch, monkeypatch):
     monkeypatch.setattr(codegen_build, "codegen_fingerprint", lambda: "another-codegen")
-    report = codegen_build.quick_problems(scratch)
+    report = codegen_build.problems(scratch)
     assert report and all("is stale (the template or codegen changed)" in line for line in report)
     translated = [
         target
