@@ -187,4 +187,3 @@ def get_progress(progress_type: Optional[str] = None) -> type:
         f"Unknown progress_type='{progress_type}', choose from {list(PROGRESS_DICT)}."
     )
     return PROGRESS_DICT[progress_type]
-
