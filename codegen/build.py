@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
+import libcst as cst
 
 from codegen import metadata
 from codegen.analysis import ModuleContext
 from codegen.diagnostics import CodegenError, Diagnostic
 from codegen.docs import render_rules
 from codegen.format import format_source
-from codegen.pipeline import Parsed, translate
+from codegen.pipeline import Parsed, module_declaration, translate
 from codegen.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ TEMPLATE_ROOT = "src_template"
 TEMPLATE_PACKAGE = "oqupy"
 GENERATED = "generated"
 RULES_DOC = "docs/rules.md"
-NOT_TRANSLATED = {"_codegen.py", "__init__.py"}  # markers; the package __init__ is rendered
+NOT_TRANSLATED = {"_codegen.py"}  # the markers
 IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist", ".tox"}
 MARK = f"GENER{''}ATED"  # spelled so that this file never looks generated
 BANNER_PREFIX = {".py": "# ", ".toml": "# ", ".md": "<!-- "}
@@ -113,47 +114,38 @@ def template_modules(repo: Path) -> list[Path]:
     )
 
 
-def _render(name: str, **values) -> str:
-    return _JINJA.get_template(name).render(**values)
-
-
-def _package_files(backend: str | None, package: str, tree: Tree, init_target: str) -> None:
-    """Rendered metadata: ``__init__.py`` (and, for generated packages, pyproject and README)."""
-    exports = [(m, names) for m, names in metadata.EXPORTS]
-    all_names = sorted({name for _, names in exports for name in names} | set(metadata.SUBMODULES))
-    title = {"numpy": "NumPy/SciPy package", "jax": "JAX package", None: "Backend-neutral template package"}[
-        backend
-    ]
-    init = _render(
-        "__init__.py.j2",
-        backend=backend,
-        package=package,
-        version=metadata.VERSION,
-        submodules=metadata.SUBMODULES,
-        exports=exports,
-        all_names=all_names,
-        title=f"{package}: {title} (generated from src_template/ by codegen).",
-    )
-    source = "codegen/templates/__init__.py.j2 and codegen/metadata.py"
-    tree.files[init_target] = with_banner(format_source(init, init_target), source, ".py")
-    if backend is None:
-        return
-    values = dict(
-        backend=backend,
-        package=package,
-        distribution=package.replace("_", "-"),
-        version=metadata.VERSION,
-        description=metadata.DESCRIPTIONS[backend],
-        python_requires=metadata.PYTHON_REQUIRES,
-        dependencies=metadata.DEPENDENCIES[backend],
-        test_dependencies=metadata.TEST_DEPENDENCIES,
-    )
-    tree.files[f"{GENERATED}/{package}/src/{package}/py.typed"] = ""  # PEP 561 marker (must stay empty)
-    for name, suffix in (("pyproject.toml", ".toml"), ("README.md", ".md")):
-        body = _render(f"{name}.j2", **values)
-        tree.files[f"{GENERATED}/{package}/{name}"] = with_banner(
-            body, f"codegen/templates/{name}.j2", suffix
+def template_version(repo: Path = REPO) -> str:
+    """``__version__`` of the template package: the one place the version is written."""
+    path = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / "__init__.py"
+    value = module_declaration(cst.parse_module(path.read_text()), "__version__")
+    if not isinstance(value, cst.SimpleString):
+        relative = path.relative_to(repo).as_posix()
+        raise CodegenError(
+            [Diagnostic(relative, 1, 1, "version", "no `__version__` string", '`__version__ = "1.0.0"`')]
         )
+    return str(value.evaluated_value)
+
+
+def rendered_files(repo: Path = REPO) -> dict[str, str]:
+    """The files rendered, not translated: each package's pyproject, README and py.typed, and ``docs/rules.md``."""
+    version = template_version(repo)
+    files = {RULES_DOC: with_banner(render_rules(), "codegen/rules/ (codegen/docs.py)", ".md")}
+    for backend, package in metadata.PACKAGES.items():
+        values = dict(
+            backend=backend,
+            package=package,
+            distribution=package.replace("_", "-"),
+            version=version,
+            description=metadata.DESCRIPTIONS[backend],
+            python_requires=metadata.PYTHON_REQUIRES,
+            dependencies=metadata.DEPENDENCIES[backend],
+            test_dependencies=metadata.TEST_DEPENDENCIES,
+        )
+        files[f"{GENERATED}/{package}/src/{package}/py.typed"] = ""  # PEP 561 marker (must stay empty)
+        for name, suffix in (("pyproject.toml", ".toml"), ("README.md", ".md")):
+            body = _JINJA.get_template(f"{name}.j2").render(**values)
+            files[f"{GENERATED}/{package}/{name}"] = with_banner(body, f"codegen/templates/{name}.j2", suffix)
+    return files
 
 
 def _targets(repo: Path, path: Path) -> dict[str, str]:
@@ -175,11 +167,12 @@ def _translate_file(
     relative = path.relative_to(repo).as_posix()
     source = path.read_text()
     parsed = Parsed(source)
-    module_rel = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("")
+    module_parts = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("").parts
+    module_parts = module_parts[:-1] if module_parts[-1] == "__init__" else module_parts
     inputs = inputs_digest(source, fingerprint)
     for backend, target in _targets(repo, path).items():
         package = metadata.PACKAGES[backend]
-        ctx = ModuleContext(relative, ".".join(module_rel.parts), backend, package)
+        ctx = ModuleContext(relative, ".".join(module_parts), backend, package)
         translated = translate(parsed, ctx)
         diagnostics.extend(ctx.diagnostics)
         for rule, count in ctx.fired.items():
@@ -211,16 +204,8 @@ def build_tree(repo: Path = REPO) -> Tree:
             tree.fired[rule] = tree.fired.get(rule, 0) + count
     if diagnostics:
         raise CodegenError(diagnostics)
-    _metadata_files(tree)
+    tree.files.update(rendered_files(repo))
     return tree
-
-
-def _metadata_files(tree: Tree) -> None:
-    """The rendered files: package ``__init__``, pyproject and README, and ``docs/rules.md``."""
-    for backend, package in metadata.PACKAGES.items():
-        _package_files(backend, package, tree, f"{GENERATED}/{package}/src/{package}/__init__.py")
-    _package_files(None, TEMPLATE_PACKAGE, tree, f"{TEMPLATE_ROOT}/{TEMPLATE_PACKAGE}/__init__.py")
-    tree.files[RULES_DOC] = with_banner(render_rules(), "codegen/rules/ (codegen/docs.py)", ".md")
 
 
 def unused_rules(tree: Tree) -> list[str]:
@@ -228,7 +213,7 @@ def unused_rules(tree: Tree) -> list[str]:
 
 
 def existing_files(repo: Path = REPO) -> dict[str, str]:
-    """Files currently under ``generated/`` (build artefacts ignored), plus the rendered template ``__init__``."""
+    """Files currently under ``generated/`` (build artefacts ignored), plus ``docs/rules.md``."""
     found = {}
     root = repo / GENERATED
     if root.exists():
@@ -240,9 +225,8 @@ def existing_files(repo: Path = REPO) -> dict[str, str]:
                 and not any(p.endswith(".egg-info") for p in parts)
             ):
                 found[path.relative_to(repo).as_posix()] = path.read_text()
-    for path in (repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / "__init__.py", repo / RULES_DOC):
-        if path.exists():
-            found[path.relative_to(repo).as_posix()] = path.read_text()
+    if (repo / RULES_DOC).exists():
+        found[RULES_DOC] = (repo / RULES_DOC).read_text()
     return found
 
 
@@ -307,9 +291,7 @@ def judge(expected: dict[str, Expected], current: dict[str, str]) -> list[Findin
 
 def expected_from_digests(repo: Path = REPO) -> dict[str, Expected]:
     """What ``check`` expects without translating: rendered files in full, translated ones by inputs digest."""
-    rendered = Tree()
-    _metadata_files(rendered)
-    expected = {path: Expected(content=content) for path, content in rendered.files.items()}
+    expected = {path: Expected(content=content) for path, content in rendered_files(repo).items()}
     fingerprint = codegen_fingerprint()
     for path in template_modules(repo):
         inputs = inputs_digest(path.read_text(), fingerprint)
