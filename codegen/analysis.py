@@ -1,7 +1,8 @@
 """Shared analysis for rules: marker context (host / kernel / backend blocks) and array-ness of names.
 
 Array-ness is known, never guessed: a name is an array when it is a parameter annotated ``np.ndarray``
-(or an alias from ``oqupy._types``), or when it was last bound to an array-creating expression.
+(or an alias of it that the template declares, see ``ModuleContext.array_types``), or when it was last bound
+to an array-creating expression.
 Names bound to a view of an array (a subscript, ``.T``, ``.reshape``, ``np.asarray``, a plain alias)
 are tracked separately so that writes through them can be refused.
 """
@@ -20,7 +21,7 @@ MARKERS = "oqupy._codegen"
 BACKEND_MARKER = f"{MARKERS}.BACKEND"
 KERNEL_MARKER = f"{MARKERS}.kernel"
 HOST_MARKER = f"{MARKERS}.host"
-ARRAY_ANNOTATIONS = frozenset({"numpy.ndarray", "oqupy._types.Matrix", "oqupy._types.Vector"})
+ARRAY_TYPE = "numpy.ndarray"
 
 FRESH = "fresh"  # a local array owned by this scope
 PARAM = "param"  # an array argument: the caller owns it
@@ -36,6 +37,8 @@ class ModuleContext:
     backend: str  # "numpy" or "jax"
     package: str  # "oqupy_numpy" or "oqupy_jax"
     runs_on: str = "device"  # the module's ``__runs_on__``: "host" modules keep NumPy/SciPy in both packages
+    #: qualified names of array annotations: ``numpy.ndarray`` and the template's aliases of it
+    array_types: frozenset[str] = frozenset({ARRAY_TYPE})
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fired: dict[str, int] = field(default_factory=dict)
     codemod: CodemodContext = field(default_factory=CodemodContext)
@@ -87,19 +90,11 @@ class QualifiedNames:
     def has_marker(self, node: cst.FunctionDef | cst.ClassDef, marker: str) -> bool:
         return any(self.decorator_marker(d) == marker for d in node.decorators)
 
-    def is_array_annotation(self, annotation: Optional[cst.Annotation]) -> bool:
-        if annotation is None:
-            return False
-        expr = annotation.annotation
-        if isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional":
-            expr = expr.slice[0].slice.value
-        return self.qname(expr) in ARRAY_ANNOTATIONS
-
 
 class ArrayScopes:
     """Per-function record of which local names are arrays, updated in source order."""
 
-    def __init__(self, owner: QualifiedNames) -> None:
+    def __init__(self, owner: "MarkerContext") -> None:
         self.owner = owner
         self.stack: list[dict[str, str]] = [{}]
 
@@ -194,6 +189,14 @@ class MarkerContext(QualifiedNames):
         self.arrays = ArrayScopes(self)
         #: per function: name -> annotation of the parameters and annotated locals visible there
         self.annotations: list[dict[str, cst.BaseExpression]] = [{}]
+
+    def is_array_annotation(self, annotation: Optional[cst.Annotation]) -> bool:
+        if annotation is None:
+            return False
+        expr = annotation.annotation
+        if isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional":
+            expr = expr.slice[0].slice.value
+        return self.qname(expr) in self.ctx.array_types
 
     @property
     def in_host(self) -> bool:

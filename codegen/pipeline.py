@@ -6,7 +6,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from codegen.analysis import MARKERS, ModuleContext
+from codegen.analysis import ARRAY_TYPE, MARKERS, ModuleContext
 from codegen.rules import RULES, Rule
 
 
@@ -67,6 +67,34 @@ def module_runs_on(module: cst.Module) -> str:
     if isinstance(value, cst.SimpleString):
         return str(value.evaluated_value)
     return "device" if value is None else "?"
+
+
+class _Aliases(cst.CSTVisitor):
+    """Module-level ``Name = np.ndarray`` assignments (by qualified name, whatever ``numpy`` is called)."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        found = self.get_metadata(QualifiedNameProvider, node.value, set())
+        if {q.name for q in found} == {ARRAY_TYPE}:
+            self.names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+
+def array_aliases(source: str, module_name: str) -> frozenset[str]:
+    """Qualified names of the aliases of ``np.ndarray`` a template module declares (``Matrix = np.ndarray``)."""
+    visitor = _Aliases()
+    MetadataWrapper(cst.parse_module(source)).visit(visitor)
+    return frozenset(f"{module_name}.{name}" for name in visitor.names)
 
 
 class _Facts(cst.CSTVisitor):

@@ -8,6 +8,8 @@ from codegen.rules.base import Example, Invalid, Rule
 
 CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable"})
 SCALARS = frozenset({"builtins.float", "builtins.complex", "builtins.int", "builtins.bool"})
+#: core dimensions of the template's array aliases (which alias means which shape is codegen's table: an alias
+#: is only ``np.ndarray`` to the type checker)
 CORES = {"oqupy._types.Matrix": "(m,m)", "oqupy._types.Vector": "(m)"}
 VECTORIZE = "numpy.vectorize"
 

@@ -133,3 +133,11 @@ def test_quick_check_sees_a_change_of_the_code_generator(scratch, monkeypatch):
         for target in codegen_build._targets(scratch, path)
     ]
     assert len(report) == len(translated) > 30
+
+
+def test_quick_check_sees_a_new_array_alias(scratch):
+    types = scratch / "src_template/oqupy/_types.py"
+    types.write_text(types.read_text() + "\nTensor = np.ndarray\n")
+    report = codegen_build.problems(scratch)
+    assert report and all("is stale" in line for line in report)
+    assert len(report) == 2 * len(codegen_build.template_modules(scratch))
