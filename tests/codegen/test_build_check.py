@@ -141,3 +141,17 @@ def test_quick_check_sees_a_new_array_alias(scratch):
     report = codegen_build.problems(scratch)
     assert report and all("is stale" in line for line in report)
     assert len(report) == 2 * len(codegen_build.template_modules(scratch))
+
+
+def test_jax_package_switches_to_64_bit_before_anything_else(fresh_tree):
+    def code_lines(package):
+        _, body = codegen_build.split_banner(
+            fresh_tree.files[f"generated/{package}/src/{package}/__init__.py"]
+        )
+        code = body.split('"""', 2)[2]  # after the module docstring
+        return [line for line in code.splitlines() if line.strip()]
+
+    first, second = code_lines("oqupy_jax")[:2]
+    assert first == "import jax" and second.startswith('jax.config.update("jax_enable_x64", True)')
+    assert not any("jax" in line for line in code_lines("oqupy_numpy"))
+    assert codegen_build.template_version(REPO) in fresh_tree.files["generated/oqupy_jax/pyproject.toml"]
