@@ -1,7 +1,8 @@
 """Shared analysis for rules: marker context (host / kernel / backend blocks) and array-ness of names.
 
 Array-ness is known, never guessed: a name is an array when it is a parameter annotated ``np.ndarray``
-(or an alias from ``oqupy._types``), or when it was last bound to an array-creating expression.
+(or an alias of it that the template declares, see ``ModuleContext.array_types``), or when it was last bound
+to an array-creating expression.
 Names bound to a view of an array (a subscript, ``.T``, ``.reshape``, ``np.asarray``, a plain alias)
 are tracked separately so that writes through them can be refused.
 """
@@ -11,7 +12,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import QualifiedNameProvider
 
 from codegen import names
 from codegen.diagnostics import Diagnostic
@@ -20,7 +21,7 @@ MARKERS = "oqupy._codegen"
 BACKEND_MARKER = f"{MARKERS}.BACKEND"
 KERNEL_MARKER = f"{MARKERS}.kernel"
 HOST_MARKER = f"{MARKERS}.host"
-ARRAY_ANNOTATIONS = frozenset({"numpy.ndarray", "oqupy._types.Matrix", "oqupy._types.Vector"})
+ARRAY_TYPE = "numpy.ndarray"
 
 FRESH = "fresh"  # a local array owned by this scope
 PARAM = "param"  # an array argument: the caller owns it
@@ -36,6 +37,8 @@ class ModuleContext:
     backend: str  # "numpy" or "jax"
     package: str  # "oqupy_numpy" or "oqupy_jax"
     runs_on: str = "device"  # the module's ``__runs_on__``: "host" modules keep NumPy/SciPy in both packages
+    #: qualified names of array annotations: ``numpy.ndarray`` and the template's aliases of it
+    array_types: frozenset[str] = frozenset({ARRAY_TYPE})
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fired: dict[str, int] = field(default_factory=dict)
     codemod: CodemodContext = field(default_factory=CodemodContext)
@@ -87,19 +90,11 @@ class QualifiedNames:
     def has_marker(self, node: cst.FunctionDef | cst.ClassDef, marker: str) -> bool:
         return any(self.decorator_marker(d) == marker for d in node.decorators)
 
-    def is_array_annotation(self, annotation: Optional[cst.Annotation]) -> bool:
-        if annotation is None:
-            return False
-        expr = annotation.annotation
-        if isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional":
-            expr = expr.slice[0].slice.value
-        return self.qname(expr) in ARRAY_ANNOTATIONS
-
 
 class ArrayScopes:
     """Per-function record of which local names are arrays, updated in source order."""
 
-    def __init__(self, owner: QualifiedNames) -> None:
+    def __init__(self, owner: "MarkerContext") -> None:
         self.owner = owner
         self.stack: list[dict[str, str]] = [{}]
 
@@ -177,18 +172,31 @@ class ArrayScopes:
                         scope.pop(element.value.value, None)
 
 
-class _MarkerContext(QualifiedNames):
-    """Where the walk is: inside ``@host`` / ``@kernel`` code, and which local names are arrays.
+class MarkerContext(QualifiedNames):
+    """Where a walk is: inside ``@host`` / ``@kernel`` code, in which functions and classes, which local
+    names are arrays, and the annotations visible in the current function.
 
-    Shared by the checking and the rewriting bases; they only differ in their hook signatures.
+    The rule base calls ``enter_node`` before and ``leave_node`` after a rule's own hooks, in both modes, so
+    rules read this context and never maintain it.
     """
 
     def _init_context(self, ctx: ModuleContext) -> None:
         self.ctx = ctx
         self.host_depth = 1 if ctx.runs_on == "host" else 0
         self.kernel_depth = 0
-        self.function_depth = 0
+        #: enclosing functions and classes, innermost last (a def's own node included in its hooks)
+        self.scopes: list[cst.FunctionDef | cst.ClassDef] = []
         self.arrays = ArrayScopes(self)
+        #: per function: name -> annotation of the parameters and annotated locals visible there
+        self.annotations: list[dict[str, cst.BaseExpression]] = [{}]
+
+    def is_array_annotation(self, annotation: Optional[cst.Annotation]) -> bool:
+        if annotation is None:
+            return False
+        expr = annotation.annotation
+        if isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional":
+            expr = expr.slice[0].slice.value
+        return self.qname(expr) in self.ctx.array_types
 
     @property
     def in_host(self) -> bool:
@@ -198,130 +206,40 @@ class _MarkerContext(QualifiedNames):
     def in_kernel(self) -> bool:
         return self.kernel_depth > 0
 
-    def _enter(self, node: cst.FunctionDef | cst.ClassDef) -> None:
-        self.host_depth += self.has_marker(node, HOST_MARKER)
+    @property
+    def function_depth(self) -> int:
+        return sum(isinstance(scope, cst.FunctionDef) for scope in self.scopes)
+
+    def enter_node(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.scopes.append(node)
+            self.host_depth += self.has_marker(node, HOST_MARKER)
         if isinstance(node, cst.FunctionDef):
             self.kernel_depth += self.has_marker(node, KERNEL_MARKER)
-            self.function_depth += 1
             self.arrays.enter_function(node)
+            visible = dict(self.annotations[-1])
+            for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+                if param.annotation is not None:
+                    visible[param.name.value] = param.annotation.annotation
+            self.annotations.append(visible)
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
+            self.annotations[-1][node.target.value] = node.annotation.annotation
+        elif isinstance(node, cst.For):
+            self.arrays.bind(node.target, None)
 
-    def _leave(self, node: cst.FunctionDef | cst.ClassDef) -> None:
-        self.host_depth -= self.has_marker(node, HOST_MARKER)
+    def leave_node(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.scopes.pop()
+            self.host_depth -= self.has_marker(node, HOST_MARKER)
         if isinstance(node, cst.FunctionDef):
             self.kernel_depth -= self.has_marker(node, KERNEL_MARKER)
-            self.function_depth -= 1
             self.arrays.exit_function()
-
-    def _bind(self, node: cst.Assign | cst.AnnAssign | cst.For) -> None:
-        if isinstance(node, cst.Assign):
+            self.annotations.pop()
+        elif isinstance(node, cst.Assign):
             for target in node.targets:
                 self.arrays.bind(target.target, node.value)
         elif isinstance(node, cst.AnnAssign):
             self.arrays.bind(node.target, node.value, self.is_array_annotation(node.annotation))
-        else:
-            self.arrays.bind(node.target, None)
-
-
-class TemplateVisitor(_MarkerContext, cst.CSTVisitor):
-    """Base of the checking half of rules: runs on the untouched template, so positions are exact.
-
-    It follows the markers: code in the other backend's block is skipped, and ``in_host`` /
-    ``in_kernel`` tell whether the current node lies inside ``@host`` or ``@kernel`` code.
-    """
-
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
-    RULE = ""
-
-    def __init__(self, ctx: ModuleContext) -> None:
-        super().__init__()
-        self._init_context(ctx)
-
-    def report(self, node: cst.CSTNode, message: str, idiom: str = "") -> None:
-        start = self.get_metadata(PositionProvider, node).start
-        self.ctx.diagnostics.append(
-            Diagnostic(self.ctx.path, start.line, start.column + 1, self.RULE, message, idiom)
-        )
-
-    # -- backend blocks: visit only what this backend keeps ---------------------------------------
-    def visit_If(self, node: cst.If) -> Optional[bool]:
-        test = backend_test(node.test, self.qname)
-        if test is None:
-            return None
-        name, equal = test
-        keep_body = (name == self.ctx.backend) == equal
-        kept = node.body if keep_body else node.orelse
-        if isinstance(kept, cst.Else):
-            kept = kept.body
-        if kept is not None and not isinstance(kept, cst.If):
-            kept.visit(self)
-        return False
-
-    # -- context ------------------------------------------------------------------------------------
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
-        self._enter(node)
-        return None
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._leave(original_node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
-        self._enter(node)
-        return None
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._leave(original_node)
-
-    def leave_Assign(self, original_node: cst.Assign) -> None:
-        self._bind(original_node)
-
-    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
-        self._bind(original_node)
-
-    def visit_For(self, node: cst.For) -> Optional[bool]:
-        self._bind(node)
-        return None
-
-
-class TemplateTransformer(_MarkerContext, cst.CSTTransformer):
-    """Base of the rewriting half of rules (runs after backend blocks are cut)."""
-
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider)
-    RULE = ""
-
-    def __init__(self, ctx: ModuleContext) -> None:
-        super().__init__()
-        self._init_context(ctx)
-
-    def fire(self) -> None:
-        self.ctx.fire(self.RULE)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
-        self._enter(node)
-        return None
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
-        self._leave(original_node)
-        return updated_node
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
-        self._enter(node)
-        return None
-
-    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
-        self._leave(original_node)
-        return updated_node
-
-    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        self._bind(original_node)
-        return updated_node
-
-    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
-        self._bind(original_node)
-        return updated_node
-
-    def visit_For(self, node: cst.For) -> Optional[bool]:
-        self._bind(node)
-        return None
 
 
 def is_simple_index(element: cst.SubscriptElement) -> bool:

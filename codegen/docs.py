@@ -12,20 +12,18 @@ def _block(code: str) -> str:
 def render_rules() -> str:
     lines = [
         "# Codegen rules\n",
-        "Every rule is a small class in `codegen/rules/`; its examples below are also its tests",
-        "(`tests/codegen/test_rules.py`). Checkers run first, on the untouched template, so a refusal names",
-        "`src_template/<file>:<line>:<col>`; transformers then run in this order. Outputs are shown before the",
+        "Every rule is one class in `codegen/rules/`; its examples below are also its tests",
+        "(`tests/codegen/test_rules.py`). Every rule checks first, on the untouched template, so a refusal names",
+        "`src_template/<file>:<line>:<col>`; the rewrites then run in this order. Outputs are shown before the",
         "formatter (imports sorted and code formatted by the pinned ruff in the real build).\n",
         "| rule | kind | packages |",
         "|---|---|---|",
     ]
     for rule in RULES:
-        kind = "rewrite" if rule.rewrites() else "refusal"
-        backends = (
-            ", ".join(f"`oqupy_{b}`" for b in rule.BACKENDS)
-            if rule.rewrites()
-            else "template (JAX-bound code)"
+        kind = {(True, True): "check + rewrite", (False, True): "rewrite"}.get(
+            (rule.checks(), rule.rewrites()), "refusal"
         )
+        backends = ", ".join(f"`oqupy_{b}`" for b in rule.BACKENDS)
         lines.append(f"| [`{rule.NAME}`](#{rule.NAME}) | {kind} | {backends} |")
     lines.append("")
     for rule in RULES:

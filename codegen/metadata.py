@@ -1,6 +1,7 @@
-"""Package metadata, in one place: version, exports, dependencies of each generated package."""
+"""Packaging data of the generated packages: names, descriptions, dependencies.
 
-VERSION = "0.1.0"
+The version, the exports and the package docstring belong to the template (``src_template/oqupy/__init__.py``).
+"""
 
 PYTHON_REQUIRES = ">=3.11"
 
@@ -15,39 +16,3 @@ DESCRIPTIONS = {
 _COMMON = ["numpy>=2", "scipy>=1.11", "tqdm>=4.60", "h5py>=3.8"]
 DEPENDENCIES = {"numpy": _COMMON, "jax": ["jax>=0.4.36", "jaxlib>=0.4.36", *_COMMON]}
 TEST_DEPENDENCIES = ["pytest>=8"]
-
-#: submodules imported by ``__init__`` (so ``pkg.operators`` works after ``import pkg``)
-SUBMODULES = [
-    "operators",
-    "util",
-    "config",
-    "base_api",
-    "dynamics",
-    "bath_correlations",
-    "bath",
-    "system",
-    "tempo",
-    "control",
-    "process_tensor",
-    "pt_tempo",
-    "system_dynamics",
-]
-
-#: (module, names) exported at top level, in OQuPy 0.5's ``__all__`` order where it has them
-EXPORTS = [
-    ("bath", ["Bath"]),
-    ("control", ["Control"]),
-    ("bath_correlations", ["CustomCorrelations", "CustomSD", "PowerLawSD"]),
-    ("dynamics", ["Dynamics"]),
-    (
-        "process_tensor",
-        ["FileProcessTensor", "SimpleProcessTensor", "TrivialProcessTensor", "import_process_tensor"],
-    ),
-    ("tempo", ["Tempo", "TempoParameters", "guess_tempo_parameters", "tempo_compute"]),
-    ("pt_tempo", ["PtTempo", "pt_tempo_compute"]),
-    ("system", ["System", "TimeDependentSystem"]),
-    (
-        "system_dynamics",
-        ["compute_correlations", "compute_correlations_nt", "compute_dynamics", "compute_dynamics_batch"],
-    ),
-]

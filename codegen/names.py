@@ -33,9 +33,6 @@ JAX_IMPORTS: dict[str, tuple[str, str | None]] = {
     "jax": ("jax", None),
 }
 
-#: Non-symmetric eigendecompositions routed through the generated ``_linalg.eig`` helper.
-EIG_NAMES = frozenset({"numpy.linalg.eig", "scipy.linalg.eig"})
-
 #: Calls whose result is a fresh array that the caller owns (safe to update in place).
 ARRAY_CREATORS = frozenset(
     f"numpy.{name}"

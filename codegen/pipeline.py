@@ -6,7 +6,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from codegen.analysis import MARKERS, ModuleContext
+from codegen.analysis import ARRAY_TYPE, MARKERS, ModuleContext
 from codegen.rules import RULES, Rule
 
 
@@ -14,7 +14,7 @@ def _dotted(node: Optional[cst.BaseExpression]) -> str:
     return cst.Module([]).code_for_node(node) if node is not None else ""
 
 
-DECLARATIONS = ("__backends__", "__runs_on__")
+DECLARATIONS = ("__runs_on__",)
 """Module-level declarations read by codegen and dropped from the generated packages."""
 RUNS_ON = ("host", "device")
 
@@ -43,7 +43,7 @@ class _DropMarkers(cst.CSTTransformer):
 
 
 def module_declaration(module: cst.Module, name: str) -> Optional[cst.BaseExpression]:
-    """The value assigned to the module-level declaration ``name`` (``__backends__``, ``__runs_on__``)."""
+    """The value assigned to the module-level declaration ``name`` (e.g. ``__runs_on__``)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
@@ -54,14 +54,6 @@ def module_declaration(module: cst.Module, name: str) -> Optional[cst.BaseExpres
                 ):
                     return small.value
     return None
-
-
-def module_backends(module: cst.Module) -> tuple[str, ...]:
-    """The packages a template module is emitted into (``__backends__``, default both)."""
-    value = module_declaration(module, "__backends__")
-    if isinstance(value, (cst.Tuple, cst.List)):
-        return tuple(e.value.evaluated_value for e in value.elements)
-    return ("numpy", "jax")
 
 
 def module_runs_on(module: cst.Module) -> str:
@@ -75,6 +67,34 @@ def module_runs_on(module: cst.Module) -> str:
     if isinstance(value, cst.SimpleString):
         return str(value.evaluated_value)
     return "device" if value is None else "?"
+
+
+class _Aliases(cst.CSTVisitor):
+    """Module-level ``Name = np.ndarray`` assignments (by qualified name, whatever ``numpy`` is called)."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        found = self.get_metadata(QualifiedNameProvider, node.value, set())
+        if {q.name for q in found} == {ARRAY_TYPE}:
+            self.names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+
+def array_aliases(source: str, module_name: str) -> frozenset[str]:
+    """Qualified names of the aliases of ``np.ndarray`` a template module declares (``Matrix = np.ndarray``)."""
+    visitor = _Aliases()
+    MetadataWrapper(cst.parse_module(source)).visit(visitor)
+    return frozenset(f"{module_name}.{name}" for name in visitor.names)
 
 
 class _Facts(cst.CSTVisitor):
@@ -106,10 +126,10 @@ def module_facts(wrapper: MetadataWrapper) -> set[str]:
 
 
 def check(wrapper: MetadataWrapper, ctx: ModuleContext, rules: Iterable[type[Rule]] = RULES) -> None:
-    """Run every rule's checker on the untouched module; problems go to ``ctx.diagnostics``."""
+    """Run every rule for ``ctx.backend`` in check mode on the untouched module; problems go to ``ctx.diagnostics``."""
     for rule in rules:
-        if rule.Checker is not None:
-            wrapper.visit(rule.Checker(ctx))
+        if rule.checks() and ctx.backend in rule.BACKENDS:
+            rule(ctx).check(wrapper)
 
 
 def transform(
@@ -118,17 +138,17 @@ def transform(
     rules: Iterable[type[Rule]] = RULES,
     facts: Optional[set[str]] = None,
 ) -> cst.Module:
-    """Apply the transformers for ``ctx.backend`` in order, then fix imports and drop the markers.
+    """Apply the rewrites for ``ctx.backend`` in order, then fix imports and drop the markers.
 
     A rule whose ``NEEDS`` (qualified names or statement kinds) are absent from the module cannot fire and
     is skipped; each pass resolves scope metadata again, which dominates the build time.
     """
     for rule in rules:
-        if rule.Transformer is None or ctx.backend not in rule.BACKENDS:
+        if not rule.rewrites() or ctx.backend not in rule.BACKENDS:
             continue
         if facts is not None and rule.NEEDS and not any(_present(need, facts) for need in rule.NEEDS):
             continue
-        module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rule.Transformer(ctx))
+        module = rule(ctx).rewrite(module)
     if ctx.codemod.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         module = AddImportsVisitor(ctx.codemod).transform_module(module)
     if ctx.codemod.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):

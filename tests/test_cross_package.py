@@ -44,14 +44,6 @@ SLICE = [
     ("delta", lambda p: p.util.create_delta(np.arange(24.0).reshape(2, 3, 4) + 1j, [0, 1, 2, 2])),
     ("singleton", lambda p: p.util.add_singleton(np.arange(6.0).reshape(2, 3), 1)),
     (
-        "steady",
-        lambda p: p.util.steady_state(
-            -1j * p.operators.commutator(p.operators.sigma("x"))
-            + p.operators.left_right_super(p.operators.sigma("-"), p.operators.sigma("+"))
-            - 0.5 * p.operators.acommutator(p.operators.sigma("+") @ p.operators.sigma("-"))
-        ),
-    ),
-    (
         "dynamics",
         lambda p: p.Dynamics([0.0, 0.1], [p.operators.spin_dm("up"), p.operators.spin_dm("x+")]).expectations(
             p.operators.sigma("x")

@@ -2,7 +2,6 @@
 
 from codegen.rules.backend_blocks import BackendBlocks
 from codegen.rules.base import Example, Invalid, Rule
-from codegen.rules.eig import RoutedEig
 from codegen.rules.imports import NumpyToJax, PackageRename
 from codegen.rules.inplace import InplaceUpdate
 from codegen.rules.kernel import KernelJit
@@ -31,7 +30,6 @@ RULES: tuple[type[Rule], ...] = (
     ShapeAssign,
     VectorizeSignature,
     InplaceUpdate,
-    RoutedEig,
     KernelJit,
     NumpyToJax,
     HostMarker,

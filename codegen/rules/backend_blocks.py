@@ -4,32 +4,89 @@ from typing import Optional
 
 import libcst as cst
 
-from codegen.analysis import BACKEND_MARKER, TemplateTransformer, TemplateVisitor, backend_test
+from codegen.analysis import BACKEND_MARKER, backend_test
 from codegen.rules.base import Example, Invalid, Rule
 
-BACKENDS = ("numpy", "jax")
+KNOWN_BACKENDS = ("numpy", "jax")
 
 
-class _Checker(TemplateVisitor):
-    RULE = "backend-blocks"
+class BackendBlocks(Rule):
+    """Cut backend-specific blocks at generation time.
 
-    def visit_If(self, node: cst.If) -> Optional[bool]:
+    ``if BACKEND == "jax":`` (or ``!=``, with an optional ``else``) keeps exactly one branch in each
+    package; the marker import disappears.  No generated package ever tests a backend name at run time.
+    """
+
+    NEEDS = ("oqupy._codegen.BACKEND",)
+    VALID = (
+        Example(
+            """
+            from oqupy._codegen import BACKEND
+
+            if BACKEND == "jax":
+                import jax
+
+                jax.config.update("jax_enable_x64", True)
+            else:
+                pass
+            x = 1
+            """,
+            numpy="""
+            pass
+            x = 1
+            """,
+            jax="""
+            import jax
+
+            jax.config.update("jax_enable_x64", True)
+            x = 1
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            from oqupy._codegen import BACKEND
+
+            if BACKEND == "torch":
+                pass
+            """,
+            "unknown backend 'torch'",
+        ),
+        Invalid(
+            """
+            from oqupy._codegen import BACKEND
+
+            print(BACKEND)
+            """,
+            "BACKEND used as a value",
+        ),
+        Invalid(
+            """
+            from oqupy._codegen import BACKEND
+
+            x = 1 if BACKEND == "jax" else 2
+            """,
+            "backend test outside an `if`",
+        ),
+    )
+
+    # -- check -------------------------------------------------------------------------------------
+    def check_If(self, node: cst.If) -> None:
         test = backend_test(node.test, self.qname)
-        if test is not None:
-            if test[0] not in BACKENDS:
-                self.report(
-                    node.test, f"unknown backend {test[0]!r}", f"compare BACKEND with one of {BACKENDS}"
-                )
-            if isinstance(node.orelse, cst.If):
-                self.report(
-                    node.orelse, "elif after a backend test", "use `if BACKEND == ...: ... else: ...`"
-                )
-        return super().visit_If(node)
+        if test is None:
+            return
+        if test[0] not in KNOWN_BACKENDS:
+            self.report(
+                node.test, f"unknown backend {test[0]!r}", f"compare BACKEND with one of {KNOWN_BACKENDS}"
+            )
+        if isinstance(node.orelse, cst.If):
+            self.report(node.orelse, "elif after a backend test", "use `if BACKEND == ...: ... else: ...`")
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
+    def check_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
-    def visit_Comparison(self, node: cst.Comparison) -> Optional[bool]:
+    def check_Comparison(self, node: cst.Comparison) -> Optional[bool]:
         if backend_test(node, self.qname) is not None:
             self.report(
                 node, "backend test outside an `if` statement", "branch with `if BACKEND == ...:` blocks"
@@ -37,14 +94,11 @@ class _Checker(TemplateVisitor):
             return False
         return None
 
-    def visit_Name(self, node: cst.Name) -> None:
+    def check_Name(self, node: cst.Name) -> None:
         if self.qname(node) == BACKEND_MARKER:
             self.report(node, "BACKEND used as a value; it is cut at generation time", "only test it in `if`")
 
-
-class _Cut(TemplateTransformer):
-    RULE = "backend-blocks"
-
+    # -- rewrite -----------------------------------------------------------------------------------
     def leave_If(self, original_node: cst.If, updated_node: cst.If):
         test = backend_test(original_node.test, self.qname)
         if test is None:
@@ -68,43 +122,3 @@ class _Cut(TemplateTransformer):
         if not updated_node.body:
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
-
-
-class BackendBlocks(Rule):
-    """Cut backend-specific blocks at generation time.
-
-    ``if BACKEND == "jax":`` (or ``!=``, with an optional ``else``) keeps exactly one branch in each
-    package; the marker import and a module's ``__backends__`` declaration disappear.  No generated
-    package ever tests a backend name at run time.
-    """
-
-    NAME = "backend-blocks"
-    NEEDS = ("oqupy._codegen.BACKEND",)
-    VALID = (
-        Example(
-            template=(
-                "from oqupy._codegen import BACKEND\n"
-                'if BACKEND == "jax":\n'
-                "    import jax\n"
-                '    jax.config.update("jax_enable_x64", True)\n'
-                "else:\n"
-                "    pass\n"
-                "x = 1\n"
-            ),
-            numpy="pass\nx = 1\n",
-            jax='import jax\njax.config.update("jax_enable_x64", True)\nx = 1\n',
-        ),
-    )
-    INVALID = (
-        Invalid(
-            'from oqupy._codegen import BACKEND\nif BACKEND == "torch":\n    pass\n',
-            "unknown backend 'torch'",
-        ),
-        Invalid("from oqupy._codegen import BACKEND\nprint(BACKEND)\n", "BACKEND used as a value"),
-        Invalid(
-            'from oqupy._codegen import BACKEND\nx = 1 if BACKEND == "jax" else 2\n',
-            "backend test outside an `if`",
-        ),
-    )
-    Checker = _Checker
-    Transformer = _Cut

@@ -7,7 +7,6 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ParentNodeProvider
 
 from codegen import names
-from codegen.analysis import TemplateTransformer, TemplateVisitor
 from codegen.rules.base import Example, Invalid, Rule
 
 TEMPLATE_PACKAGE = "oqupy"
@@ -25,17 +24,31 @@ def _rename_root(node: cst.BaseExpression, package: str) -> cst.BaseExpression:
     return node
 
 
-class _RenameChecker(TemplateVisitor):
-    RULE = "package-rename"
+class PackageRename(Rule):
+    """Rename the template package ``oqupy`` to ``oqupy_numpy`` / ``oqupy_jax`` in imports and references."""
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
+    VALID = (
+        Example(
+            """
+            from oqupy import config
+            from oqupy.util import check_true
+            """,
+            numpy="""
+            from oqupy_numpy import config
+            from oqupy_numpy.util import check_true
+            """,
+            jax="""
+            from oqupy_jax import config
+            from oqupy_jax.util import check_true
+            """,
+        ),
+    )
+    INVALID = (Invalid("from .util import check_true\n", "relative import", backend="numpy"),)
+
+    def check_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if node.relative:
             self.report(node, "relative import in the template", "use `from oqupy.<module> import ...`")
         return False
-
-
-class _Rename(TemplateTransformer):
-    RULE = "package-rename"
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
         if _dotted(original_node.module).split(".")[0] == TEMPLATE_PACKAGE:
@@ -58,37 +71,83 @@ class _Rename(TemplateTransformer):
         return updated_node
 
 
-class PackageRename(Rule):
-    """Rename the template package ``oqupy`` to ``oqupy_numpy`` / ``oqupy_jax`` in imports and references."""
+class NumpyToJax(Rule):
+    """In ``oqupy_jax``, NumPy and SciPy names outside ``@host`` code become ``jax.numpy`` / ``jax.scipy``.
 
-    NAME = "package-rename"
+    Matching is by qualified name through a table (``codegen/names.py``); names with no mapping are
+    refused, and unused ``numpy`` imports are dropped (host code keeps ``import numpy as np``).
+    ``np.ndarray`` annotations become ``jax.Array``.
+    """
+
+    NEEDS = ("numpy.", "scipy.")
+    BACKENDS = ("jax",)
     VALID = (
         Example(
-            template="from oqupy import config\nfrom oqupy.util import check_true\n",
-            numpy="from oqupy_numpy import config\nfrom oqupy_numpy.util import check_true\n",
-            jax="from oqupy_jax import config\nfrom oqupy_jax.util import check_true\n",
+            """
+            import numpy as np
+            import scipy.linalg
+
+
+            def f(x: np.ndarray) -> np.ndarray:
+                return scipy.linalg.expm(np.kron(x, x))
+            """,
+            numpy="""
+            import numpy as np
+            import scipy.linalg
+
+
+            def f(x: np.ndarray) -> np.ndarray:
+                return scipy.linalg.expm(np.kron(x, x))
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+            import jax.scipy.linalg as jsl
+
+
+            def f(x: jax.Array) -> jax.Array:
+                return jsl.expm(jnp.kron(x, x))
+            """,
         ),
     )
-    INVALID = (Invalid("from .util import check_true\n", "relative import", backend="numpy"),)
-    Checker = _RenameChecker
-    Transformer = _Rename
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
 
 
-def _is_translatable(qualified: str) -> bool:
-    return qualified in names.NUMPY_TO_JAX or qualified in names.EIG_NAMES
+            def f(n: int):
+                return np.random.rand(n)
+            """,
+            "`numpy.random.rand` has no JAX",
+        ),
+        Invalid(
+            """
+            from scipy import integrate
 
 
-class _NamesChecker(TemplateVisitor):
-    RULE = "numpy-to-jax"
+            def f(g):
+                return integrate.quad(g, 0, 1)
+            """,
+            "no JAX mapping",
+        ),
+    )
 
-    def visit_Import(self, node: cst.Import) -> Optional[bool]:
+    # -- check -------------------------------------------------------------------------------------
+    def check_Import(self, node: cst.Import) -> bool:
         return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
+    def check_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
-    def _check(self, node: cst.BaseExpression) -> None:
-        if self.ctx.backend != "jax" or self.in_host:
+    def check_Attribute(self, node: cst.Attribute) -> None:
+        self._check_name(node)
+
+    def check_Name(self, node: cst.Name) -> None:
+        self._check_name(node)
+
+    def _check_name(self, node: cst.BaseExpression) -> None:
+        if self.in_host:
             return
         qualified = self.qname(node)
         if qualified is None or qualified.split(".")[0] not in ("numpy", "scipy"):
@@ -96,24 +155,15 @@ class _NamesChecker(TemplateVisitor):
         parent = self.get_metadata(ParentNodeProvider, node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return  # the enclosing attribute is the name to check
-        if not _is_translatable(qualified):
+        if qualified not in names.NUMPY_TO_JAX:
             self.report(
                 node,
                 f"`{qualified}` has no JAX mapping",
                 "move host-only work into a @host function, or add the name to codegen/names.py if jax has it",
             )
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._check(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self._check(node)
-
-
-class _ToJax(TemplateTransformer):
-    RULE = "numpy-to-jax"
-
-    def visit_Import(self, node: cst.Import) -> Optional[bool]:
+    # -- rewrite -----------------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
             module = _dotted(alias.name)
             if module.split(".")[0] in ("numpy", "scipy"):
@@ -121,13 +171,19 @@ class _ToJax(TemplateTransformer):
                 RemoveImportsVisitor.remove_unused_import(self.ctx.codemod, module, asname=asname)
         return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         module = _dotted(node.module)
         if module.split(".")[0] in ("numpy", "scipy") and not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
                 asname = alias.asname.name.value if alias.asname else None
                 RemoveImportsVisitor.remove_unused_import(self.ctx.codemod, module, alias.name.value, asname)
         return False
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
+        return self._replace(original_node, updated_node)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
+        return self._replace(original_node, updated_node)
 
     def _replace(self, original_node, updated_node):
         if self.in_host:
@@ -139,50 +195,3 @@ class _ToJax(TemplateTransformer):
         module, asname = names.JAX_IMPORTS[target.split(".")[0]]
         AddImportsVisitor.add_needed_import(self.ctx.codemod, module, asname=asname)
         return cst.parse_expression(target)
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        return self._replace(original_node, updated_node)
-
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
-        return self._replace(original_node, updated_node)
-
-
-class NumpyToJax(Rule):
-    """In ``oqupy_jax``, NumPy and SciPy names outside ``@host`` code become ``jax.numpy`` / ``jax.scipy``.
-
-    Matching is by qualified name through a table (``codegen/names.py``); names with no mapping are
-    refused, and unused ``numpy`` imports are dropped (host code keeps ``import numpy as np``).
-    ``np.ndarray`` annotations become ``jax.Array``.
-    """
-
-    NAME = "numpy-to-jax"
-    NEEDS = ("numpy.", "scipy.")
-    BACKENDS = ("jax",)
-    VALID = (
-        Example(
-            template=(
-                "import numpy as np\nimport scipy.linalg\n\n\n"
-                "def f(x: np.ndarray) -> np.ndarray:\n    return scipy.linalg.expm(np.kron(x, x))\n"
-            ),
-            numpy=(
-                "import numpy as np\nimport scipy.linalg\n\n\n"
-                "def f(x: np.ndarray) -> np.ndarray:\n    return scipy.linalg.expm(np.kron(x, x))\n"
-            ),
-            jax=(
-                "import jax\nimport jax.numpy as jnp\nimport jax.scipy.linalg as jsl\n\n\n"
-                "def f(x: jax.Array) -> jax.Array:\n    return jsl.expm(jnp.kron(x, x))\n"
-            ),
-        ),
-    )
-    INVALID = (
-        Invalid(
-            "import numpy as np\n\n\ndef f(n: int):\n    return np.random.rand(n)\n",
-            "`numpy.random.rand` has no JAX",
-        ),
-        Invalid(
-            "from scipy import integrate\n\n\ndef f(g):\n    return integrate.quad(g, 0, 1)\n",
-            "no JAX mapping",
-        ),
-    )
-    Checker = _NamesChecker
-    Transformer = _ToJax

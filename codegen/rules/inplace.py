@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from codegen.analysis import FRESH, TemplateTransformer, is_simple_index
+from codegen.analysis import FRESH
 from codegen.rules.base import Example, Rule
 
 #: augmented operator -> ``.at`` method
@@ -27,12 +27,12 @@ BINARY_OPERATORS = {
 }
 
 
-def local_array_write(transformer: TemplateTransformer, target: cst.BaseExpression) -> bool:
+def local_array_write(rule: Rule, target: cst.BaseExpression) -> bool:
     """True for ``x[...]`` where ``x`` is a local array owned by the current scope."""
     return (
         isinstance(target, cst.Subscript)
         and isinstance(target.value, cst.Name)
-        and transformer.arrays.status(target.value.value) == FRESH
+        and rule.arrays.status(target.value.value) == FRESH
     )
 
 
@@ -48,18 +48,53 @@ def _at_call(target: cst.Subscript, method: str, value: cst.BaseExpression) -> c
     return cst.Assign(targets=[cst.AssignTarget(target=target.value)], value=call)
 
 
-class _Functional(TemplateTransformer):
-    RULE = "inplace-update"
+class InplaceUpdate(Rule):
+    """``x[i] = v`` -> ``x = x.at[i].set(v)``; ``+= -= *= /= **=`` -> ``.add/.subtract/.multiply/.divide/.power``.
+
+    Other augmented operators become ``x = x.at[i].set(x[i] OP v)`` (only for indices that can be
+    evaluated twice).  Index elements (slices, ``...``, ``None``, tuples) are moved over unchanged.
+    Only local arrays are rewritten: lists, dicts and attributes are left alone, and writes into
+    arguments or views are refused by their own rules.
+    """
+
+    NEEDS = ("<subscript-write>",)
+    BACKENDS = ("jax",)
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+
+            def f(n: int, v: float):
+                x = np.zeros((n, n))
+                x[0, 1:3] = v
+                x[1, ...] += 2 * v
+                x[1] //= v + 1
+                names = [0, 1]
+                names[0] = 5
+                return x
+            """,
+            jax="""
+            import jax.numpy as jnp
+
+
+            def f(n: int, v: float):
+                x = jnp.zeros((n, n))
+                x = x.at[0, 1:3].set(v)
+                x = x.at[1, ...].add(2 * v)
+                x = x.at[1].set(x[1] // (v + 1))
+                names = [0, 1]
+                names[0] = 5
+                return x
+            """,
+        ),
+    )
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        rewrite = (
-            not self.in_host
-            and len(original_node.targets) == 1
-            and local_array_write(self, original_node.targets[0].target)
-        )
-        result = super().leave_Assign(original_node, updated_node)
-        if not rewrite:
-            return result
+        if self.in_host or len(original_node.targets) != 1:
+            return updated_node
+        if not local_array_write(self, original_node.targets[0].target):
+            return updated_node
         self.fire()
         return _at_call(updated_node.targets[0].target, "set", updated_node.value)
 
@@ -75,32 +110,3 @@ class _Functional(TemplateTransformer):
         current = cst.Subscript(value=target.value, slice=target.slice)
         value = cst.BinaryOperation(left=current, operator=operator, right=_parenthesize(updated_node.value))
         return _at_call(target, "set", value)
-
-
-class InplaceUpdate(Rule):
-    """``x[i] = v`` -> ``x = x.at[i].set(v)``; ``+= -= *= /= **=`` -> ``.add/.subtract/.multiply/.divide/.power``.
-
-    Other augmented operators become ``x = x.at[i].set(x[i] OP v)`` (only for indices that can be
-    evaluated twice).  Index elements (slices, ``...``, ``None``, tuples) are moved over unchanged.
-    Only local arrays are rewritten: lists, dicts and attributes are left alone, and writes into
-    arguments or views are refused by their own rules.
-    """
-
-    NAME = "inplace-update"
-    NEEDS = ("<subscript-write>",)
-    BACKENDS = ("jax",)
-    VALID = (
-        Example(
-            template=(
-                "import numpy as np\n\n\ndef f(n: int, v: float):\n"
-                "    x = np.zeros((n, n))\n    x[0, 1:3] = v\n    x[1, ...] += 2 * v\n"
-                "    x[1] //= v + 1\n    names = [0, 1]\n    names[0] = 5\n    return x\n"
-            ),
-            jax=(
-                "import jax.numpy as jnp\n\n\ndef f(n: int, v: float):\n"
-                "    x = jnp.zeros((n, n))\n    x = x.at[0, 1:3].set(v)\n    x = x.at[1, ...].add(2 * v)\n"
-                "    x = x.at[1].set(x[1] // (v + 1))\n    names = [0, 1]\n    names[0] = 5\n    return x\n"
-            ),
-        ),
-    )
-    Transformer = _Functional

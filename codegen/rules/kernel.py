@@ -5,97 +5,27 @@ from typing import Optional
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from codegen.analysis import KERNEL_MARKER, TemplateTransformer, TemplateVisitor
+from codegen.analysis import KERNEL_MARKER
 from codegen.rules.base import Example, Invalid, Rule
 
-STATIC_TYPES = frozenset(
-    {
-        "builtins.int",
-        "builtins.bool",
-        "builtins.str",
-        "builtins.tuple",
-        "typing.Tuple",
-        "typing.Callable",
-        "collections.abc.Callable",
-    }
-)
+#: annotations of values that cannot be traced: such a parameter must be declared static
+UNTRACEABLE = frozenset({"builtins.str", "typing.Callable", "collections.abc.Callable"})
+#: the keyword arguments of the marker, and the ``jax.jit`` argument each becomes
+MARKER_ARGUMENTS = {"static": "static_argnames", "donate": "donate_argnames"}
 
 
 def _params(node: cst.FunctionDef) -> list[cst.Param]:
     return [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
 
 
-def _donated(decorator: cst.Decorator) -> list[str]:
-    call = decorator.decorator
-    if not isinstance(call, cst.Call):
-        return []
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "donate":
-            elements = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else []
-            return [e.value.evaluated_value for e in elements if isinstance(e.value, cst.SimpleString)]
-    return []
-
-
-class _KernelInfo:
-    def kernel_decorator(self, node: cst.FunctionDef) -> Optional[cst.Decorator]:
-        for decorator in node.decorators:
-            if self.decorator_marker(decorator) == KERNEL_MARKER:
-                return decorator
+def _string_tuple(value: cst.BaseExpression) -> Optional[list[str]]:
+    """The strings of a tuple or list of plain string literals; None for anything else."""
+    if not isinstance(value, (cst.Tuple, cst.List)):
         return None
-
-    def static_names(self, node: cst.FunctionDef) -> list[str]:
-        static = []
-        for param in _params(node):
-            if param.annotation is None:
-                continue
-            if self.is_static(param.annotation.annotation):
-                static.append(param.name.value)
-        return static
-
-    def is_static(self, expr: cst.BaseExpression) -> bool:
-        """int/bool/str/Callable, and Optional/Tuple of static types (``Tuple[np.ndarray, ...]`` is not)."""
-        if isinstance(expr, cst.Ellipsis):
-            return True
-        if not isinstance(expr, cst.Subscript):
-            return self.qname(expr) in STATIC_TYPES
-        outer = self.qname(expr.value)
-        if outer in ("typing.Callable", "collections.abc.Callable"):
-            return True
-        if outer in ("typing.Optional", "typing.Tuple", "builtins.tuple"):
-            return all(isinstance(e.slice, cst.Index) and self.is_static(e.slice.value) for e in expr.slice)
-        return False
-
-
-class _Checker(_KernelInfo, TemplateVisitor):
-    RULE = "kernel-jit"
-
-    def visit_FunctionDef(self, node: cst.FunctionDef):
-        decorator = self.kernel_decorator(node)
-        if decorator is not None:
-            if self.function_depth > 0 or self.get_metadata_parent_class(node):
-                self.report(
-                    decorator, "@kernel on a nested function or method", "make it a module-level function"
-                )
-            params = _params(node)
-            for param in params:
-                if param.annotation is None:
-                    self.report(
-                        param, f"kernel parameter `{param.name.value}` has no annotation", "annotate it"
-                    )
-            for name in _donated(decorator):
-                if name not in {p.name.value for p in params}:
-                    self.report(decorator, f"donated `{name}` is not a parameter", "name an array parameter")
-        return super().visit_FunctionDef(node)
-
-    def get_metadata_parent_class(self, node: cst.CSTNode) -> bool:
-        from libcst.metadata import ParentNodeProvider
-
-        parent = self.get_metadata(ParentNodeProvider, node)
-        while parent is not None and not isinstance(parent, cst.Module):
-            if isinstance(parent, cst.ClassDef):
-                return True
-            parent = self.get_metadata(ParentNodeProvider, parent, None)
-        return False
+    strings = [element.value for element in value.elements]
+    if not all(isinstance(s, cst.SimpleString) and isinstance(s.evaluated_value, str) for s in strings):
+        return None
+    return [s.evaluated_value for s in strings]
 
 
 def _names_tuple(items: list[str]) -> cst.Tuple:
@@ -105,12 +35,202 @@ def _names_tuple(items: list[str]) -> cst.Tuple:
     return cst.Tuple(elements)
 
 
-class _Jit(_KernelInfo, TemplateTransformer):
-    RULE = "kernel-jit"
+class KernelJit(Rule):
+    """``@kernel`` -> ``@jax.jit`` in ``oqupy_jax``; removed in ``oqupy_numpy``.
 
+    ``@kernel(static=("n",))`` declares the static arguments, written into ``static_argnames`` (each new value
+    recompiles, so the decorator shows the recompilation triggers); every other argument is traced.
+    ``@kernel(donate=("x",))`` adds ``donate_argnames``.  Both take a tuple of parameter names as string
+    literals.  A parameter annotated ``str`` or ``Callable`` cannot be traced and must be declared static.
+    Kernels are module-level, so the wrappers exist once, at import.
+    """
+
+    NEEDS = ("oqupy._codegen.kernel",)
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel(static=("n",))
+            def f(x: np.ndarray, n: int, scale: float) -> np.ndarray:
+                return x * n * scale
+            """,
+            numpy="""
+            import numpy as np
+
+
+            def f(x: np.ndarray, n: int, scale: float) -> np.ndarray:
+                return x * n * scale
+            """,
+            jax="""
+            from functools import partial
+
+            import jax
+
+
+            @partial(jax.jit, static_argnames=("n",))
+            def f(x: jax.Array, n: int, scale: float) -> jax.Array:
+                return x * n * scale
+            """,
+        ),
+        Example(
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def g(x: np.ndarray, rank: int) -> np.ndarray:
+                return x[:rank]
+
+
+            @kernel(donate=("x",))
+            def h(x: np.ndarray) -> np.ndarray:
+                return 2 * x
+            """,
+            jax="""
+            from functools import partial
+
+            import jax
+
+
+            @jax.jit
+            def g(x: jax.Array, rank: int) -> jax.Array:
+                return x[:rank]
+
+
+            @partial(jax.jit, donate_argnames=("x",))
+            def h(x: jax.Array) -> jax.Array:
+                return 2 * x
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            from oqupy._codegen import kernel
+
+
+            class A:
+                @kernel
+                def f(self, x: float):
+                    return x
+            """,
+            "nested function or method",
+            backend="numpy",
+        ),
+        Invalid(
+            """
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x):
+                return x
+            """,
+            "no annotation",
+            backend="numpy",
+        ),
+        Invalid(
+            """
+            from oqupy._codegen import kernel
+
+
+            @kernel(static=("m",))
+            def f(x: float, n: int):
+                return x * n
+            """,
+            "static `m` is not a parameter",
+        ),
+        Invalid(
+            """
+            from oqupy._codegen import kernel
+
+
+            @kernel(donate="x")
+            def f(x: float):
+                return x
+            """,
+            "`donate=` must be a tuple of parameter names",
+        ),
+        Invalid(
+            """
+            from typing import Callable
+
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(g: Callable[[float], float], x: float):
+                return g(x)
+            """,
+            "`g` cannot be traced",
+        ),
+    )
+
+    def kernel_decorator(self, node: cst.FunctionDef) -> Optional[cst.Decorator]:
+        for decorator in node.decorators:
+            if self.decorator_marker(decorator) == KERNEL_MARKER:
+                return decorator
+        return None
+
+    # -- check -------------------------------------------------------------------------------------
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        decorator = self.kernel_decorator(node)
+        if decorator is None:
+            return
+        if len(self.scopes) > 1:  # scopes[-1] is the kernel itself
+            self.report(
+                decorator, "@kernel on a nested function or method", "make it a module-level function"
+            )
+        params = {param.name.value: param for param in _params(node)}
+        for param in params.values():
+            if param.annotation is None:
+                self.report(param, f"kernel parameter `{param.name.value}` has no annotation", "annotate it")
+        declared = self._check_marker_arguments(decorator, params)
+        for name, param in params.items():
+            if param.annotation is not None and name not in declared.get("static", ()):
+                annotation = param.annotation.annotation
+                if isinstance(annotation, cst.Subscript):
+                    annotation = annotation.value
+                if self.qname(annotation) in UNTRACEABLE:
+                    self.report(
+                        param,
+                        f"kernel parameter `{name}` cannot be traced (annotated `{self.qname(annotation)}`)",
+                        f'declare it static: `@kernel(static=("{name}",))`',
+                    )
+
+    def _check_marker_arguments(self, decorator: cst.Decorator, params: dict) -> dict[str, list[str]]:
+        declared: dict[str, list[str]] = {}
+        call = decorator.decorator
+        for arg in call.args if isinstance(call, cst.Call) else ():
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword not in MARKER_ARGUMENTS:
+                self.report(arg, "@kernel takes only `static=` and `donate=`", '`@kernel(static=("n",))`')
+                continue
+            names = _string_tuple(arg.value)
+            if names is None:
+                self.report(
+                    arg,
+                    f"`{keyword}=` must be a tuple of parameter names as string literals",
+                    f'`@kernel({keyword}=("x",))`',
+                )
+                continue
+            for name in names:
+                if name not in params:
+                    self.report(
+                        arg, f"{keyword} `{name}` is not a parameter", "name a parameter of the kernel"
+                    )
+            declared[keyword] = names
+        return declared
+
+    # -- rewrite -----------------------------------------------------------------------------------
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
         decorator = self.kernel_decorator(original_node)
-        updated_node = super().leave_FunctionDef(original_node, updated_node)
         if decorator is None:
             return updated_node
         self.fire()
@@ -120,56 +240,22 @@ class _Jit(_KernelInfo, TemplateTransformer):
             del decorators[index]
             return updated_node.with_changes(decorators=decorators)
         AddImportsVisitor.add_needed_import(self.ctx.codemod, "jax")
-        static = self.static_names(original_node)
-        donated = _donated(decorator)
-        if not static and not donated:
+        call = decorator.decorator
+        given = {
+            arg.keyword.value: _string_tuple(arg.value) or []
+            for arg in (call.args if isinstance(call, cst.Call) else ())
+            if arg.keyword is not None and arg.keyword.value in MARKER_ARGUMENTS
+        }
+        eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        jit_arguments = [
+            cst.Arg(_names_tuple(given[marker]), keyword=cst.Name(keyword), equal=eq)
+            for marker, keyword in MARKER_ARGUMENTS.items()
+            if given.get(marker)
+        ]
+        if not jit_arguments:
             decorators[index] = cst.Decorator(cst.parse_expression("jax.jit"))
         else:
             AddImportsVisitor.add_needed_import(self.ctx.codemod, "functools", "partial")
-            args = [cst.Arg(cst.parse_expression("jax.jit"))]
-            eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-            if static:
-                args.append(cst.Arg(_names_tuple(static), keyword=cst.Name("static_argnames"), equal=eq))
-            if donated:
-                args.append(cst.Arg(_names_tuple(donated), keyword=cst.Name("donate_argnames"), equal=eq))
+            args = [cst.Arg(cst.parse_expression("jax.jit")), *jit_arguments]
             decorators[index] = cst.Decorator(cst.Call(func=cst.Name("partial"), args=args))
         return updated_node.with_changes(decorators=decorators)
-
-
-class KernelJit(Rule):
-    """``@kernel`` -> ``@partial(jax.jit, static_argnames=(...))`` in ``oqupy_jax``; removed in ``oqupy_numpy``.
-
-    Static arguments are the parameters annotated ``int``, ``bool``, ``str``, ``tuple`` or ``Callable``
-    (printed in the decorator, so recompilation triggers are visible); ``@kernel(donate=("x",))`` adds
-    ``donate_argnames``.  Kernels are module-level, so the wrappers exist once, at import.
-    """
-
-    NAME = "kernel-jit"
-    NEEDS = ("oqupy._codegen.kernel",)
-    VALID = (
-        Example(
-            template=(
-                "import numpy as np\n\nfrom oqupy._codegen import kernel\n\n\n@kernel\n"
-                "def f(x: np.ndarray, n: int) -> np.ndarray:\n    return x * n\n"
-            ),
-            numpy="import numpy as np\n\n\n\ndef f(x: np.ndarray, n: int) -> np.ndarray:\n    return x * n\n",
-            jax=(
-                "from functools import partial\n\nimport jax\n\n\n"
-                '@partial(jax.jit, static_argnames=("n",))\ndef f(x: jax.Array, n: int) -> jax.Array:\n    return x * n\n'
-            ),
-        ),
-    )
-    INVALID = (
-        Invalid(
-            "from oqupy._codegen import kernel\n\n\nclass A:\n    @kernel\n    def f(self, x: float):\n        return x\n",
-            "nested function or method",
-            backend="numpy",
-        ),
-        Invalid(
-            "from oqupy._codegen import kernel\n\n\n@kernel\ndef f(x):\n    return x\n",
-            "no annotation",
-            "numpy",
-        ),
-    )
-    Checker = _Checker
-    Transformer = _Jit

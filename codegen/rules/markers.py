@@ -2,21 +2,113 @@
 
 import libcst as cst
 
-from codegen.analysis import HOST_MARKER, KERNEL_MARKER, TemplateTransformer, TemplateVisitor
+from codegen.analysis import HOST_MARKER, KERNEL_MARKER
 from codegen.rules.base import Example, Invalid, Rule
 
 
-class _Checker(TemplateVisitor):
-    RULE = "host-marker"
+class HostMarker(Rule):
+    """Host code keeps plain NumPy/SciPy in the JAX package too.
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    A whole module is host code when it declares ``__runs_on__ = "host"``: no rule translates anything in
+    it, only the package is renamed (the declaration is dropped).  Inside a device module, ``@host`` marks
+    the rare function or class that must stay NumPy/SciPy; the decorator is stripped.  ``@host`` or
+    ``@kernel`` inside a host module is refused.
+    """
+
+    NEEDS = ("oqupy._codegen.host", "__runs_on__")
+    VALID = (
+        Example(
+            """
+            import numpy as np
+            from oqupy._codegen import host
+
+
+            @host
+            def f(x):
+                return np.exp(x)
+            """,
+            numpy="""
+            import numpy as np
+
+
+            def f(x):
+                return np.exp(x)
+            """,
+            jax="""
+            import numpy as np
+
+
+            def f(x):
+                return np.exp(x)
+            """,
+        ),
+        Example(
+            """
+            import numpy as np
+
+            __runs_on__ = "host"
+
+
+            def f(x):
+                return np.exp(x)
+            """,
+            numpy="""
+            import numpy as np
+
+
+            def f(x):
+                return np.exp(x)
+            """,
+            jax="""
+            import numpy as np
+
+
+            def f(x):
+                return np.exp(x)
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            __runs_on__ = "host"
+            from oqupy._codegen import host
+
+
+            @host
+            def f(x):
+                return x
+            """,
+            "says nothing",
+        ),
+        Invalid(
+            """
+            __runs_on__ = "host"
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x):
+                return x
+            """,
+            "`@kernel` in a host module",
+        ),
+        Invalid('__runs_on__ = "gpu"\n', "must be the string"),
+    )
+
+    # -- check -------------------------------------------------------------------------------------
+    def check_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target
-        if not (isinstance(target, cst.Name) and target.value == "__runs_on__"):
-            return
-        if self.function_depth or self.get_metadata(cst.metadata.ParentNodeProvider, node) is None:
+        if self.scopes or not (isinstance(target, cst.Name) and target.value == "__runs_on__"):
             return
         if self.ctx.runs_on not in ("host", "device"):
             self.report(node, '`__runs_on__` must be the string "host" or "device"', '`__runs_on__ = "host"`')
+
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._check_decorators(node)
+
+    def check_ClassDef(self, node: cst.ClassDef) -> None:
+        self._check_decorators(node)
 
     def _check_decorators(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         if self.ctx.runs_on != "host":
@@ -36,21 +128,16 @@ class _Checker(TemplateVisitor):
                     "move the kernel into a device module",
                 )
 
-    def visit_FunctionDef(self, node: cst.FunctionDef):
-        self._check_decorators(node)
-        return super().visit_FunctionDef(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef):
-        self._check_decorators(node)
-        return super().visit_ClassDef(node)
-
-
-class _Strip(TemplateTransformer):
-    RULE = "host-marker"
-
+    # -- rewrite -----------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         if self.ctx.runs_on == "host":
             self.fire()  # the whole module is kept as written; only the declaration is dropped
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        return self._strip(original_node, updated_node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
+        return self._strip(original_node, updated_node)
 
     def _strip(self, original_node, updated_node):
         kept = [
@@ -62,49 +149,3 @@ class _Strip(TemplateTransformer):
             self.fire()
             updated_node = updated_node.with_changes(decorators=kept)
         return updated_node
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
-        return self._strip(original_node, super().leave_FunctionDef(original_node, updated_node))
-
-    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
-        return self._strip(original_node, super().leave_ClassDef(original_node, updated_node))
-
-
-class HostMarker(Rule):
-    """Host code keeps plain NumPy/SciPy in the JAX package too.
-
-    A whole module is host code when it declares ``__runs_on__ = "host"``: no rule translates anything in
-    it, only the package is renamed (the declaration is dropped).  Inside a device module, ``@host`` marks
-    the rare function or class that must stay NumPy/SciPy; the decorator is stripped.  ``@host`` or
-    ``@kernel`` inside a host module is refused.
-    """
-
-    NAME = "host-marker"
-    NEEDS = ("oqupy._codegen.host", "__runs_on__")
-    VALID = (
-        Example(
-            template=(
-                "import numpy as np\nfrom oqupy._codegen import host\n\n\n@host\ndef f(x):\n    return np.exp(x)\n"
-            ),
-            numpy="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
-            jax="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
-        ),
-        Example(
-            template='import numpy as np\n\n__runs_on__ = "host"\n\n\ndef f(x):\n    return np.exp(x)\n',
-            numpy="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
-            jax="import numpy as np\n\n\ndef f(x):\n    return np.exp(x)\n",
-        ),
-    )
-    INVALID = (
-        Invalid(
-            '__runs_on__ = "host"\nfrom oqupy._codegen import host\n\n\n@host\ndef f(x):\n    return x\n',
-            "says nothing",
-        ),
-        Invalid(
-            '__runs_on__ = "host"\nfrom oqupy._codegen import kernel\n\n\n@kernel\ndef f(x):\n    return x\n',
-            "`@kernel` in a host module",
-        ),
-        Invalid('__runs_on__ = "gpu"\n', "must be the string"),
-    )
-    Checker = _Checker
-    Transformer = _Strip

@@ -1,6 +1,6 @@
 """Refusals: constructs whose meaning would differ between the NumPy and the JAX package.
 
-Each rule only checks (no transformer) and reports ``src_template/<file>:<line>:<col>``, the rule and
+Each rule only checks (it has no rewrite) and reports ``src_template/<file>:<line>:<col>``, the rule and
 an idiom that translates safely.  They apply to code that reaches ``oqupy_jax`` outside ``@host``.
 """
 
@@ -9,16 +9,14 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from codegen import names
-from codegen.analysis import FRESH, PARAM, VIEW, TemplateVisitor, is_simple_index
+from codegen.analysis import FRESH, PARAM, VIEW, is_simple_index
 from codegen.rules.base import Invalid, Rule
 
 
-class _JaxChecker(TemplateVisitor):
+class _Refusal(Rule):
     """Checks only code that reaches the JAX package outside ``@host``."""
 
-    @property
-    def active(self) -> bool:
-        return self.ctx.backend == "jax" and not self.in_host
+    BACKENDS = ("jax",)
 
 
 def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
@@ -30,11 +28,42 @@ def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield node.target
 
 
-class _ArgumentWrite(_JaxChecker):
-    RULE = "argument-write"
+class ArgumentWrite(_Refusal):
+    """Refuse in-place writes to array arguments (``x[i] = v`` or ``x += v`` on a parameter)."""
 
-    def _check(self, node: cst.CSTNode) -> None:
-        if not self.active:
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                x[0] = 1.0
+                return x
+            """,
+            "argument `x`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                x += 1.0
+                return x
+            """,
+            "argument `x`",
+        ),
+    )
+
+    def check_Assign(self, node: cst.Assign) -> None:
+        self._check(node)
+
+    def check_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.Assign | cst.AugAssign) -> None:
+        if self.in_host:
             return
         for target in _targets(node):
             written = target.value if isinstance(target, cst.Subscript) else target
@@ -46,33 +75,46 @@ class _ArgumentWrite(_JaxChecker):
                         f"copy first: `{written.value} = {written.value}.copy()`, and return the result",
                     )
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._check(node)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check(node)
+class ViewWrite(_Refusal):
+    """Refuse writes through views (``b = a[0]; b[1] = 5``, ``a.real[...] = v``): JAX never writes through."""
 
-
-class ArgumentWrite(Rule):
-    """Refuse in-place writes to array arguments (``x[i] = v`` or ``x += v`` on a parameter)."""
-
-    NAME = "argument-write"
     INVALID = (
         Invalid(
-            "import numpy as np\n\n\ndef f(x: np.ndarray):\n    x[0] = 1.0\n    return x\n", "argument `x`"
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros((2, 2))
+                b = a[0]
+                b[1] = 5.0
+                return a
+            """,
+            "write through `b`",
         ),
         Invalid(
-            "import numpy as np\n\n\ndef f(x: np.ndarray):\n    x += 1.0\n    return x\n", "argument `x`"
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(2)
+                a.real[0] = 1.0
+                return a
+            """,
+            "view `.real`",
         ),
     )
-    Checker = _ArgumentWrite
 
+    def check_Assign(self, node: cst.Assign) -> None:
+        self._check(node)
 
-class _ViewWrite(_JaxChecker):
-    RULE = "view-write"
+    def check_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node)
 
-    def _check(self, node: cst.CSTNode) -> None:
-        if not self.active:
+    def _check(self, node: cst.Assign | cst.AugAssign) -> None:
+        if self.in_host:
             return
         for target in _targets(node):
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute):
@@ -93,42 +135,53 @@ class _ViewWrite(_JaxChecker):
                         "write to the base array with one subscript (`a[0, 1] = v`) or take `.copy()` first",
                     )
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._check(node)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check(node)
+class ChainedWrite(_Refusal):
+    """Refuse ``a[i][j] = v``, ``a[i] = b[j] = v`` and ``del a[i]`` on arrays."""
 
-
-class ViewWrite(Rule):
-    """Refuse writes through views (``b = a[0]; b[1] = 5``, ``a.real[...] = v``): JAX never writes through."""
-
-    NAME = "view-write"
     INVALID = (
         Invalid(
-            "import numpy as np\n\n\ndef f():\n    a = np.zeros((2, 2))\n    b = a[0]\n    b[1] = 5.0\n    return a\n",
-            "write through `b`",
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros((2, 2))
+                a[0][1] = 1.0
+                return a
+            """,
+            "chained",
         ),
         Invalid(
-            "import numpy as np\n\n\ndef f():\n    a = np.zeros(2)\n    a.real[0] = 1.0\n    return a\n",
-            "view `.real`",
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(2)
+                del a[0]
+                return a
+            """,
+            "`del`",
         ),
     )
-    Checker = _ViewWrite
 
+    def check_Assign(self, node: cst.Assign) -> None:
+        self._check(node)
 
-class _ChainedWrite(_JaxChecker):
-    RULE = "chained-write"
+    def check_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node)
 
-    def _chained(self, target: cst.BaseExpression) -> bool:
-        return isinstance(target, cst.Subscript) and isinstance(target.value, cst.Subscript)
+    def check_Del(self, node: cst.Del) -> None:
+        self._check(node)
 
-    def _check(self, node: cst.CSTNode) -> None:
-        if not self.active:
+    def _check(self, node: cst.Assign | cst.AugAssign | cst.Del) -> None:
+        if self.in_host:
             return
         targets = list(_targets(node))
         for target in targets:
-            if self._chained(target) and self.arrays.base_status(target):
+            chained = isinstance(target, cst.Subscript) and isinstance(target.value, cst.Subscript)
+            if chained and self.arrays.base_status(target):
                 self.report(target, "chained subscript write", "use one subscript: `a[i, j] = v`")
             elif (
                 isinstance(node, cst.Del)
@@ -144,58 +197,41 @@ class _ChainedWrite(_JaxChecker):
                     node, "chained assignment into an array", "assign each target in its own statement"
                 )
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._check(node)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check(node)
+class FancyAugmented(_Refusal):
+    """Refuse ``x[idx] += v`` with array indices (NumPy and ``.at[].add`` disagree on duplicates)."""
 
-    def visit_Del(self, node: cst.Del) -> None:
-        self._check(node)
-
-
-class ChainedWrite(Rule):
-    """Refuse ``a[i][j] = v``, ``a[i] = b[j] = v`` and ``del a[i]`` on arrays."""
-
-    NAME = "chained-write"
     INVALID = (
         Invalid(
-            "import numpy as np\n\n\ndef f():\n    a = np.zeros((2, 2))\n    a[0][1] = 1.0\n    return a\n",
-            "chained",
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                idx = np.array([0, 0])
+                a[idx] += 1.0
+                return a
+            """,
+            "array index",
         ),
         Invalid(
-            "import numpy as np\n\n\ndef f():\n    a = np.zeros(2)\n    del a[0]\n    return a\n", "`del`"
+            """
+            import numpy as np
+
+
+            def f(g):
+                a = np.zeros(3)
+                a[g(1)] //= 2
+                return a
+            """,
+            "twice",
         ),
     )
-    Checker = _ChainedWrite
 
-
-def _basic_index(checker: TemplateVisitor, element: cst.SubscriptElement) -> bool:
-    value = element.slice
-    if isinstance(value, cst.Slice):
-        return True
-    expr = value.value
-    if isinstance(expr, (cst.Integer, cst.Ellipsis)) or (isinstance(expr, cst.Name) and expr.value == "None"):
-        return True
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, cst.Integer):
-        return True
-    if isinstance(expr, cst.Name):
-        return checker.arrays.status(expr.value) is None
-    if isinstance(expr, cst.BinaryOperation):
-        return all(
-            isinstance(side, (cst.Integer, cst.Name))
-            and not (isinstance(side, cst.Name) and checker.arrays.status(side.value))
-            for side in (expr.left, expr.right)
-        )
-    return False
-
-
-class _IndexChecker(_JaxChecker):
-    RULE = "fancy-augmented"
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def check_AugAssign(self, node: cst.AugAssign) -> None:
         target = node.target
-        if not self.active or not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+        if self.in_host or not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
             return
         if self.arrays.status(target.value.value) != FRESH:
             return
@@ -205,37 +241,67 @@ class _IndexChecker(_JaxChecker):
                 "augmented assignment with a computed index (its kind cannot be checked; other operators evaluate it twice)",
                 "bind the index to a name first",
             )
-        elif not all(_basic_index(self, element) for element in target.slice):
+        elif not all(self._basic_index(element) for element in target.slice):
             self.report(
                 target,
                 "augmented assignment with an array index (duplicates apply once in NumPy, accumulate in JAX)",
                 "use basic indices, or `np.add.at` in a @host function",
             )
 
+    def _basic_index(self, element: cst.SubscriptElement) -> bool:
+        value = element.slice
+        if isinstance(value, cst.Slice):
+            return True
+        expr = value.value
+        if isinstance(expr, (cst.Integer, cst.Ellipsis)) or (
+            isinstance(expr, cst.Name) and expr.value == "None"
+        ):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, cst.Integer):
+            return True
+        if isinstance(expr, cst.Name):
+            return self.arrays.status(expr.value) is None
+        if isinstance(expr, cst.BinaryOperation):
+            return all(
+                isinstance(side, (cst.Integer, cst.Name))
+                and not (isinstance(side, cst.Name) and self.arrays.status(side.value))
+                for side in (expr.left, expr.right)
+            )
+        return False
 
-class FancyAugmented(Rule):
-    """Refuse ``x[idx] += v`` with array indices (NumPy and ``.at[].add`` disagree on duplicates)."""
 
-    NAME = "fancy-augmented"
+class InplaceMethod(_Refusal):
+    """Refuse in-place array methods (``.fill``, ``.sort``, ``.resize``, ``.put``, ...) and ``np.copyto``."""
+
     INVALID = (
         Invalid(
-            "import numpy as np\n\n\ndef f():\n    a = np.zeros(3)\n    idx = np.array([0, 0])\n    a[idx] += 1.0\n"
-            "    return a\n",
-            "array index",
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                a.fill(2.0)
+                return a
+            """,
+            "`.fill()`",
         ),
         Invalid(
-            "import numpy as np\n\n\ndef f(g):\n    a = np.zeros(3)\n    a[g(1)] //= 2\n    return a\n",
-            "twice",
+            """
+            import numpy as np
+
+
+            def f(b: np.ndarray):
+                a = np.zeros(3)
+                np.copyto(a, b)
+                return a
+            """,
+            "numpy.copyto",
         ),
     )
-    Checker = _IndexChecker
 
-
-class _InplaceMethod(_JaxChecker):
-    RULE = "inplace-method"
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self.active:
+    def check_Call(self, node: cst.Call) -> None:
+        if self.in_host:
             return
         func = node.func
         if self.qname(func) in names.INPLACE_FUNCTIONS:
@@ -251,28 +317,26 @@ class _InplaceMethod(_JaxChecker):
                 )
 
 
-class InplaceMethod(Rule):
-    """Refuse in-place array methods (``.fill``, ``.sort``, ``.resize``, ``.put``, ...) and ``np.copyto``."""
+class OutArgument(_Refusal):
+    """Refuse ``out=`` arguments of NumPy/SciPy functions."""
 
-    NAME = "inplace-method"
     INVALID = (
         Invalid(
-            "import numpy as np\n\n\ndef f():\n    a = np.zeros(3)\n    a.fill(2.0)\n    return a\n",
-            "`.fill()`",
-        ),
-        Invalid(
-            "import numpy as np\n\n\ndef f(b: np.ndarray):\n    a = np.zeros(3)\n    np.copyto(a, b)\n    return a\n",
-            "numpy.copyto",
+            """
+            import numpy as np
+
+
+            def f(a: np.ndarray):
+                y = np.zeros(3)
+                np.exp(a, out=y)
+                return y
+            """,
+            "`out=`",
         ),
     )
-    Checker = _InplaceMethod
 
-
-class _OutArgument(_JaxChecker):
-    RULE = "out-argument"
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self.active or not (self.qname(node.func) or "").split(".")[0] in ("numpy", "scipy"):
+    def check_Call(self, node: cst.Call) -> None:
+        if self.in_host or (self.qname(node.func) or "").split(".")[0] not in ("numpy", "scipy"):
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "out":
@@ -281,33 +345,53 @@ class _OutArgument(_JaxChecker):
                 )
 
 
-class OutArgument(Rule):
-    """Refuse ``out=`` arguments of NumPy/SciPy functions."""
+class DataDependentShape(_Refusal):
+    """Refuse data-dependent output shapes inside kernels (``unique``, ``nonzero``, boolean masks)."""
 
-    NAME = "out-argument"
     INVALID = (
         Invalid(
-            "import numpy as np\n\n\ndef f(a: np.ndarray):\n    y = np.zeros(3)\n    np.exp(a, out=y)\n    return y\n",
-            "`out=`",
+            """
+            import numpy as np
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x: np.ndarray) -> np.ndarray:
+                return np.unique(x)
+            """,
+            "data-dependent output shape",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x: np.ndarray) -> np.ndarray:
+                return x[x > 0]
+            """,
+            "boolean mask",
         ),
     )
-    Checker = _OutArgument
-
-
-class _DataDependent(_JaxChecker):
-    RULE = "data-dependent-shape"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.masks: list[set[str]] = [set()]
+        self.masks: list[set[str]] = [set()]  # per function: names bound to boolean masks
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.masks.append(set())
-        return super().visit_FunctionDef(node)
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+    def check_leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.masks.pop()
-        super().leave_FunctionDef(original_node)
+
+    def check_leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                if self._is_mask(node.value):
+                    self.masks[-1].add(target.target.value)
+                else:
+                    self.masks[-1].discard(target.target.value)
 
     def _is_mask(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Comparison):
@@ -316,17 +400,8 @@ class _DataDependent(_JaxChecker):
             return True
         return isinstance(expr, cst.Name) and expr.value in self.masks[-1]
 
-    def leave_Assign(self, original_node: cst.Assign) -> None:
-        super().leave_Assign(original_node)
-        for target in original_node.targets:
-            if isinstance(target.target, cst.Name):
-                if self._is_mask(original_node.value):
-                    self.masks[-1].add(target.target.value)
-                else:
-                    self.masks[-1].discard(target.target.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not (self.active and self.in_kernel):
+    def check_Call(self, node: cst.Call) -> None:
+        if self.in_host or not self.in_kernel:
             return
         qualified = self.qname(node.func)
         one_arg_where = qualified == "numpy.where" and len(node.args) == 1
@@ -337,28 +412,9 @@ class _DataDependent(_JaxChecker):
                 "compute it on the host before the kernel, or use `np.where(mask, a, b)`",
             )
 
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if not (self.active and self.in_kernel) or not self.arrays.base_status(node.value):
+    def check_Subscript(self, node: cst.Subscript) -> None:
+        if self.in_host or not self.in_kernel or not self.arrays.base_status(node.value):
             return
         for element in node.slice:
             if isinstance(element.slice, cst.Index) and self._is_mask(element.slice.value):
                 self.report(node, "boolean mask index inside a kernel", "use `np.where(mask, value, x)`")
-
-
-class DataDependentShape(Rule):
-    """Refuse data-dependent output shapes inside kernels (``unique``, ``nonzero``, boolean masks)."""
-
-    NAME = "data-dependent-shape"
-    INVALID = (
-        Invalid(
-            "import numpy as np\nfrom oqupy._codegen import kernel\n\n\n@kernel\ndef f(x: np.ndarray) -> np.ndarray:\n"
-            "    return np.unique(x)\n",
-            "data-dependent output shape",
-        ),
-        Invalid(
-            "import numpy as np\nfrom oqupy._codegen import kernel\n\n\n@kernel\ndef f(x: np.ndarray) -> np.ndarray:\n"
-            "    return x[x > 0]\n",
-            "boolean mask",
-        ),
-    )
-    Checker = _DataDependent

@@ -4,31 +4,85 @@ from typing import Optional
 
 import libcst as cst
 
-from codegen.analysis import TemplateTransformer, TemplateVisitor
 from codegen.rules.base import Example, Invalid, Rule
 
 CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable"})
 SCALARS = frozenset({"builtins.float", "builtins.complex", "builtins.int", "builtins.bool"})
+#: core dimensions of the template's array aliases (which alias means which shape is codegen's table: an alias
+#: is only ``np.ndarray`` to the type checker)
 CORES = {"oqupy._types.Matrix": "(m,m)", "oqupy._types.Vector": "(m)"}
 VECTORIZE = "numpy.vectorize"
 
 
-class _Annotations:
-    """Mixin: annotations of the parameters and annotated locals visible in the current function."""
+class VectorizeSignature(Rule):
+    """``np.vectorize(f)`` gets ``signature=`` from ``f``'s annotation (never typed twice by hand).
 
-    def _init_annotations(self) -> None:
-        self.annotations: list[dict[str, cst.BaseExpression]] = [{}]
+    ``Callable[[float], Matrix]`` gives ``"()->(m,m)"``, ``Callable[[float, complex], Matrix]`` gives
+    ``"(),()->(m,m)"``, ``Callable[[float], float]`` gives ``"()->()"``.  In ``oqupy_jax`` the call
+    becomes ``jnp.vectorize`` (outside ``@host`` code) and loses ``otypes``/``cache``.
+    """
 
-    def _push(self, node: cst.FunctionDef) -> None:
-        scope = dict(self.annotations[-1])
-        for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
-            if param.annotation is not None:
-                scope[param.name.value] = param.annotation.annotation
-        self.annotations.append(scope)
+    NEEDS = (VECTORIZE,)
+    VALID = (
+        Example(
+            """
+            from typing import Callable
 
-    def _record(self, node: cst.AnnAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self.annotations[-1][node.target.value] = node.annotation.annotation
+            import numpy as np
+
+            from oqupy._types import Matrix
+
+
+            def f(h: Callable[[float], Matrix]):
+                return np.vectorize(h)
+            """,
+            numpy="""
+            from typing import Callable
+
+            import numpy as np
+
+            from oqupy_numpy._types import Matrix
+
+
+            def f(h: Callable[[float], Matrix]):
+                return np.vectorize(h, signature="()->(m,m)")
+            """,
+            jax="""
+            from typing import Callable
+
+            import jax.numpy as jnp
+
+            from oqupy_jax._types import Matrix
+
+
+            def f(h: Callable[[float], Matrix]):
+                return jnp.vectorize(h, signature="()->(m,m)")
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(h):
+                return np.vectorize(h)
+            """,
+            "no `Callable[[...], ...]`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(h):
+                return np.vectorize(h, signature="()->()")
+            """,
+            "hand-written",
+            backend="numpy",
+        ),
+    )
 
     def _core(self, expr: cst.BaseExpression) -> Optional[str]:
         qualified = self.qname(expr)
@@ -52,26 +106,7 @@ class _Annotations:
             return None, f"the annotation of `{name}` uses types other than scalars, Matrix and Vector"
         return f"{','.join(inputs)}->{output}", ""
 
-
-class _Checker(_Annotations, TemplateVisitor):
-    RULE = "vectorize-signature"
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._init_annotations()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef):
-        self._push(node)
-        return super().visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.annotations.pop()
-        super().leave_FunctionDef(original_node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._record(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
+    def check_Call(self, node: cst.Call) -> None:
         if self.qname(node.func) != VECTORIZE:
             return
         if any(arg.keyword is not None and arg.keyword.value == "signature" for arg in node.args):
@@ -86,26 +121,6 @@ class _Checker(_Annotations, TemplateVisitor):
                 f"cannot derive a vectorize signature: {reason}",
                 "annotate `f: Callable[[float], Matrix]`",
             )
-
-
-class _AddSignature(_Annotations, TemplateTransformer):
-    RULE = "vectorize-signature"
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._init_annotations()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef):
-        self._push(node)
-        return super().visit_FunctionDef(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
-        self.annotations.pop()
-        return super().leave_FunctionDef(original_node, updated_node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign):
-        self._record(node)
-        return None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if self.qname(original_node.func) != VECTORIZE:
@@ -123,43 +138,3 @@ class _AddSignature(_Annotations, TemplateTransformer):
             equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
         )
         return updated_node.with_changes(args=[*args, keyword])
-
-
-class VectorizeSignature(Rule):
-    """``np.vectorize(f)`` gets ``signature=`` from ``f``'s annotation (never typed twice by hand).
-
-    ``Callable[[float], Matrix]`` gives ``"()->(m,m)"``, ``Callable[[float, complex], Matrix]`` gives
-    ``"(),()->(m,m)"``, ``Callable[[float], float]`` gives ``"()->()"``.  In ``oqupy_jax`` the call
-    becomes ``jnp.vectorize`` (outside ``@host`` code) and loses ``otypes``/``cache``.
-    """
-
-    NAME = "vectorize-signature"
-    NEEDS = ("numpy.vectorize",)
-    VALID = (
-        Example(
-            template=(
-                "from typing import Callable\n\nimport numpy as np\n\nfrom oqupy._types import Matrix\n\n\n"
-                "def f(h: Callable[[float], Matrix]):\n    return np.vectorize(h)\n"
-            ),
-            numpy=(
-                "from typing import Callable\n\nimport numpy as np\n\nfrom oqupy_numpy._types import Matrix\n\n\n"
-                'def f(h: Callable[[float], Matrix]):\n    return np.vectorize(h, signature="()->(m,m)")\n'
-            ),
-            jax=(
-                "from typing import Callable\n\nimport jax.numpy as jnp\n\nfrom oqupy_jax._types import Matrix\n\n\n"
-                'def f(h: Callable[[float], Matrix]):\n    return jnp.vectorize(h, signature="()->(m,m)")\n'
-            ),
-        ),
-    )
-    INVALID = (
-        Invalid(
-            "import numpy as np\n\n\ndef f(h):\n    return np.vectorize(h)\n", "no `Callable[[...], ...]`"
-        ),
-        Invalid(
-            'import numpy as np\n\n\ndef f(h):\n    return np.vectorize(h, signature="()->()")\n',
-            "hand-written",
-            backend="numpy",
-        ),
-    )
-    Checker = _Checker
-    Transformer = _AddSignature

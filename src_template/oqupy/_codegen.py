@@ -8,16 +8,14 @@ markers and replaces them:
     ``if BACKEND == "jax": ... else: ...`` keeps exactly one branch per generated package; the
     comparison never survives into generated code.
 ``kernel``
-    ``@kernel`` (or ``@kernel(donate=("mps",))``) marks a pure, module-level numerical function.
-    The NumPy package gets a plain function; the JAX package gets ``jax.jit`` with
-    ``static_argnames`` derived from the ``int`` / ``bool`` / ``str`` / ``tuple`` / ``Callable``
-    annotations of its parameters.
+    ``@kernel`` marks a pure, module-level numerical function.  The NumPy package gets a plain
+    function; the JAX package gets ``jax.jit``.  ``@kernel(static=("size",))`` declares static
+    arguments (``static_argnames``; every other argument is traced) and ``donate=("mps",)`` donated
+    ones (``donate_argnames``).
 ``host``
     ``@host`` marks a function or class that must run on the host with real NumPy/SciPy in both
     packages (integrals, validation, file I/O, degeneracy maps).  NumPy names inside it are not
     translated to ``jax.numpy``.
-``__backends__``
-    A module-level ``__backends__ = ("jax",)`` restricts a template module to some packages.
 """
 
 from typing import Any, Callable, Tuple, TypeVar
@@ -27,9 +25,9 @@ BACKEND = "numpy"
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def kernel(func: Any = None, *, donate: Tuple[str, ...] = ()) -> Any:
-    """Mark ``func`` as a jit kernel (no-op in the template)."""
-    del donate
+def kernel(func: Any = None, *, static: Tuple[str, ...] = (), donate: Tuple[str, ...] = ()) -> Any:
+    """Mark ``func`` as a jit kernel with static and donated arguments (no-op in the template)."""
+    del static, donate
     if func is None:
         return lambda f: f
     return func

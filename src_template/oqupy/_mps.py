@@ -130,14 +130,14 @@ def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
             return scipy.linalg.svd(matrix, full_matrices=False, lapack_driver="gesvd")
 
 
-@kernel
+@kernel(static=("size", "weights_left"))
 def truncate(
-    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: float, size: int, weights_left: bool
+    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: int, size: int, weights_left: bool
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Keep ``size`` singular triplets (zero-padded if there are fewer), weighting all beyond ``rank`` by 0.
 
-    ``rank`` is annotated ``float`` so that ``oqupy_jax`` traces it (one compilation per ``size``, not per
-    rank); ``size`` and ``weights_left`` are static.
+    ``rank`` is traced in ``oqupy_jax`` (one compilation per ``size``, not per rank); ``size`` and
+    ``weights_left`` are static.
     """
     available = values.shape[0]
     keep = min(size, available)

@@ -3,7 +3,6 @@
 Device code: ``jax.numpy`` (and a jitted scatter) in ``oqupy_jax``, NumPy in ``oqupy_numpy``.
 """
 
-import math
 from typing import Sequence, Tuple
 
 import numpy as np
@@ -12,7 +11,7 @@ from oqupy._codegen import kernel
 
 __runs_on__ = "device"
 
-__all__ = ["add_singleton", "create_delta", "embed_delta", "is_diagonal_matrix", "steady_state"]
+__all__ = ["add_singleton", "create_delta", "embed_delta", "is_diagonal_matrix"]
 
 
 @kernel
@@ -51,20 +50,3 @@ def is_diagonal_matrix(tensor: np.ndarray) -> bool:
     assert len(tensor.shape) == 2, "Tensor must be a matrix."
     assert tensor.shape[0] == tensor.shape[1], "Matrix must be square."
     return bool(np.all(tensor == np.diag(np.diagonal(tensor))))
-
-
-# -- Markovian reference -----------------------------------------------------------
-
-
-def steady_state(liouvillian: np.ndarray) -> np.ndarray:
-    """Steady state of a Liouvillian (d² x d², row-major vectorisation): the unit-trace ``rho`` with
-    ``L vec(rho) = 0``, from the eigenvector whose eigenvalue is closest to zero.
-
-    The Liouvillian is not Hermitian, so this uses the general ``eig`` (routed to the CPU in ``oqupy_jax``).
-    """
-    values, vectors = np.linalg.eig(liouvillian)
-    vector = vectors[:, np.argmin(np.abs(values))]
-    dim = math.isqrt(liouvillian.shape[0])
-    rho = vector.reshape((dim, dim))
-    rho = rho / np.trace(rho)
-    return (rho + rho.conj().T) / 2

@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence
 
 
 from oqupy import config
-from oqupy._tensors import add_singleton, create_delta, embed_delta, is_diagonal_matrix, steady_state
+from oqupy._tensors import add_singleton, create_delta, embed_delta, is_diagonal_matrix
 
 __runs_on__ = "host"
 
@@ -29,7 +29,6 @@ __all__ = [
     "get_progress",
     "increase_list_of_index",
     "is_diagonal_matrix",
-    "steady_state",
 ]
 
 # -- validation ---------------------------------------------------------------

@@ -83,21 +83,6 @@ def test_progress_types(oq, capsys):
         oq.util.get_progress("fancy")
 
 
-def test_steady_state_of_amplitude_damping(oq):
-    """Closed form: decay at rate g and pumping at rate p give populations p/(g+p), g/(g+p)."""
-    op = oq.operators
-    g, p = 0.7, 0.2
-    sm, sp = np.asarray(op.sigma("-")), np.asarray(op.sigma("+"))
-    liouvillian = -1j * np.asarray(op.commutator(0.3 * np.asarray(op.sigma("z"))))
-    for rate, jump in ((g, sm), (p, sp)):
-        liouvillian = liouvillian + rate * (
-            np.asarray(op.left_right_super(jump, jump.conj().T))
-            - 0.5 * np.asarray(op.acommutator(jump.conj().T @ jump))
-        )
-    rho = np.asarray(oq.util.steady_state(liouvillian))
-    np.testing.assert_allclose(rho, np.diag([p / (g + p), g / (g + p)]), atol=1e-12)
-
-
 def test_dynamics_container(oq):
     dyn = oq.Dynamics(name="run")
     assert dyn.expectations() == (None, None)

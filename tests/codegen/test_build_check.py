@@ -1,9 +1,9 @@
 """``python -m codegen build`` / ``check``: drift, hand edits, orphans, atomic failure, determinism."""
 
+import re
 import shutil
 from pathlib import Path
 
-import libcst as cst
 import pytest
 
 from codegen import build as codegen_build
@@ -17,7 +17,7 @@ def fresh_tree():
 
 
 def test_generated_tree_is_fresh(fresh_tree):
-    problems = codegen_build.compare(fresh_tree, REPO)
+    problems = codegen_build.problems(REPO, fresh_tree)
     assert not problems, "\n".join(problems) + "\nrun `python -m codegen build`"
 
 
@@ -44,27 +44,50 @@ def scratch(tmp_path):
 
 
 def problems_in(repo):
-    return "\n".join(codegen_build.compare(codegen_build.build_tree(repo), repo))
+    return "\n".join(codegen_build.problems(repo, codegen_build.build_tree(repo)))
 
 
-def test_hand_edits_stale_orphan_and_missing_files_are_detected(scratch):
-    target = scratch / "generated/oqupy_jax/src/oqupy_jax/util.py"
+def spoil(repo):
+    """One file of each kind the judgement tells apart."""
+    target = repo / "generated/oqupy_jax/src/oqupy_jax/util.py"
     target.write_text(target.read_text().replace("return out", "return out * 1"))
-    template = scratch / "src_template/oqupy/operators.py"
+    template = repo / "src_template/oqupy/operators.py"
     template.write_text(template.read_text() + "\n\nANSWER = 42\n")
-    (scratch / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
-    (scratch / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
-    report = problems_in(scratch)
-    assert "oqupy_jax/util.py: was edited by hand" in report and "+    return out\n" in report
-    assert "oqupy_numpy/operators.py: is stale" in report
-    assert "oqupy_numpy/extra.py: orphan" in report and "oqupy_jax/dynamics.py: missing" in report
+    (repo / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
+    (repo / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
+    readme = repo / "generated/oqupy_numpy/README.md"
+    readme.write_text(readme.read_text() + "edited\n")
+    config = repo / "generated/oqupy_numpy/src/oqupy_numpy/config.py"
+    config.write_text(codegen_build.split_banner(config.read_text())[1])
+
+
+SPOILED = [
+    "generated/oqupy_jax/src/oqupy_jax/dynamics.py: missing",
+    "generated/oqupy_jax/src/oqupy_jax/operators.py: is stale (the template or codegen changed)",
+    "generated/oqupy_jax/src/oqupy_jax/util.py: was edited by hand",
+    "generated/oqupy_numpy/README.md: was edited by hand",
+    "generated/oqupy_numpy/src/oqupy_numpy/config.py: has no generated-file banner",
+    "generated/oqupy_numpy/src/oqupy_numpy/extra.py: orphan (no template produces it)",
+    "generated/oqupy_numpy/src/oqupy_numpy/operators.py: is stale (the template or codegen changed)",
+]
+
+
+def test_full_check_judges_like_the_quick_one_and_adds_diffs(scratch):
+    spoil(scratch)
+    report = codegen_build.problems(scratch, codegen_build.build_tree(scratch))
+    assert sorted(line.split("\n")[0] for line in report) == SPOILED
+    assert "+    return out\n" in "\n".join(report)
 
 
 def test_unused_rule_is_reported(scratch):
-    (scratch / "src_template/oqupy/_linalg.py").unlink()
-    util = scratch / "src_template/oqupy/util.py"
-    util.write_text(util.read_text().replace("np.linalg.eig(liouvillian)", "np.linalg.eigh(liouvillian)"))
-    assert "rule 'routed-eig' fired on nothing" in problems_in(scratch)
+    rewritten = 0
+    for path in (scratch / "src_template/oqupy").glob("*.py"):  # every `x.shape = s` written as a reshape
+        text = path.read_text()
+        new = re.sub(r"^( *)(\w+)\.shape = (.+)$", r"\1\2 = \2.reshape(\3)", text, flags=re.MULTILINE)
+        path.write_text(new)
+        rewritten += new != text
+    assert rewritten
+    assert "rule 'shape-assign' fired on nothing" in problems_in(scratch)
 
 
 def test_failed_build_writes_nothing_and_reports_every_problem(scratch, capsys):
@@ -91,33 +114,44 @@ def test_build_then_check_round_trip(scratch):
 
 
 def test_quick_check_passes_on_the_committed_tree():
-    assert codegen_build.quick_problems(REPO) == []
+    assert codegen_build.problems(REPO) == []
 
 
 def test_quick_check_finds_hand_edits_stale_orphan_and_missing_files(scratch):
-    target = scratch / "generated/oqupy_jax/src/oqupy_jax/util.py"
-    target.write_text(target.read_text().replace("return out", "return out * 1"))
-    template = scratch / "src_template/oqupy/operators.py"
-    template.write_text(template.read_text() + "\n\nANSWER = 42\n")
-    (scratch / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
-    (scratch / "generated/oqupy_jax/src/oqupy_jax/dynamics.py").unlink()
-    readme = scratch / "generated/oqupy_numpy/README.md"
-    readme.write_text(readme.read_text() + "edited\n")
-    report = "\n".join(codegen_build.quick_problems(scratch))
-    assert "oqupy_jax/util.py: was edited by hand" in report
-    assert "oqupy_numpy/operators.py: is stale" in report and "oqupy_jax/operators.py: is stale" in report
-    assert "oqupy_numpy/extra.py: orphan" in report and "oqupy_jax/dynamics.py: missing" in report
-    assert "oqupy_numpy/README.md: is stale or was edited" in report
+    spoil(scratch)
+    assert sorted(codegen_build.problems(scratch)) == SPOILED
     assert codegen_build.check(scratch) == 1
 
 
 def test_quick_check_sees_a_change_of_the_code_generator(scratch, monkeypatch):
     monkeypatch.setattr(codegen_build, "codegen_fingerprint", lambda: "another-codegen")
-    report = codegen_build.quick_problems(scratch)
+    report = codegen_build.problems(scratch)
     assert report and all("is stale (the template or codegen changed)" in line for line in report)
     translated = [
         target
         for path in codegen_build.template_modules(scratch)
-        for target in codegen_build._targets(scratch, path, cst.parse_module(path.read_text()))
+        for target in codegen_build._targets(scratch, path)
     ]
     assert len(report) == len(translated) > 30
+
+
+def test_quick_check_sees_a_new_array_alias(scratch):
+    types = scratch / "src_template/oqupy/_types.py"
+    types.write_text(types.read_text() + "\nTensor = np.ndarray\n")
+    report = codegen_build.problems(scratch)
+    assert report and all("is stale" in line for line in report)
+    assert len(report) == 2 * len(codegen_build.template_modules(scratch))
+
+
+def test_jax_package_switches_to_64_bit_before_anything_else(fresh_tree):
+    def code_lines(package):
+        _, body = codegen_build.split_banner(
+            fresh_tree.files[f"generated/{package}/src/{package}/__init__.py"]
+        )
+        code = body.split('"""', 2)[2]  # after the module docstring
+        return [line for line in code.splitlines() if line.strip()]
+
+    first, second = code_lines("oqupy_jax")[:2]
+    assert first == "import jax" and second.startswith('jax.config.update("jax_enable_x64", True)')
+    assert not any("jax" in line for line in code_lines("oqupy_numpy"))
+    assert codegen_build.template_version(REPO) in fresh_tree.files["generated/oqupy_jax/pyproject.toml"]

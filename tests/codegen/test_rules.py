@@ -4,7 +4,7 @@ import pytest
 
 from codegen.analysis import ModuleContext
 from codegen.format import format_source
-from codegen.pipeline import translate
+from codegen.pipeline import array_aliases, translate
 from codegen.rules import RULES
 
 PACKAGES = {"numpy": "oqupy_numpy", "jax": "oqupy_jax"}
@@ -106,3 +106,17 @@ def test_backend_name_never_survives():
         output, _ = run(template, backend)
         assert "BACKEND" not in output and "_codegen" not in output
         assert ("return 1" in output) == (backend == "jax")
+
+
+def test_array_aliases_declared_by_the_template_annotate_arrays():
+    source = (
+        "import numpy as np\nfrom numpy import ndarray\n\nMatrix = np.ndarray\nVector = ndarray\nSize = int\n"
+    )
+    aliases = array_aliases(source, "oqupy._types")
+    assert aliases == {"oqupy._types.Matrix", "oqupy._types.Vector"}
+    template = "from oqupy._types import Matrix\n\n\ndef f(x: Matrix):\n    x[0] = 1.0\n    return x\n"
+    ctx = ModuleContext(PATH, "oqupy.example", "jax", "oqupy_jax", array_types=aliases | {"numpy.ndarray"})
+    assert translate(template, ctx) is None
+    assert [d.rule for d in ctx.diagnostics] == ["argument-write"]
+    output, _ = run(template, "jax")  # without the declaration, `Matrix` is not known to be an array
+    assert output is not None and "x[0] = 1.0" in output

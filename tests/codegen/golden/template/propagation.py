@@ -17,7 +17,7 @@ def integrate_rate(rate: Callable[[float], float], t_end: float) -> float:
     return integrate.quad(np.vectorize(rate), 0.0, t_end)[0]
 
 
-@kernel
+@kernel(static=("num_steps",))
 def propagate(state: np.ndarray, propagators: np.ndarray, num_steps: int) -> np.ndarray:
     """Apply ``num_steps`` propagators to a vectorised state."""
     states = np.zeros((num_steps + 1, state.shape[0]), dtype=config.NpDtype)
@@ -38,10 +38,9 @@ def sampled_propagators(hamiltonian: Callable[[float], Matrix], times: np.ndarra
     return flat
 
 
-def spectrum(liouvillian: np.ndarray) -> np.ndarray:
-    """Eigenvalues of a non-Hermitian matrix."""
-    values, _ = np.linalg.eig(liouvillian)
-    return values
+def spectrum(hamiltonian: np.ndarray) -> np.ndarray:
+    """Eigenvalues of a Hermitian matrix."""
+    return np.linalg.eigvalsh(hamiltonian)
 
 
 def bucket(n: int) -> int:

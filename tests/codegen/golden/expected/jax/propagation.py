@@ -9,7 +9,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 from scipy import integrate
 
-from oqupy_jax import _linalg, config
+from oqupy_jax import config
 from oqupy_jax._types import Matrix
 
 
@@ -39,10 +39,9 @@ def sampled_propagators(hamiltonian: Callable[[float], Matrix], times: jax.Array
     return flat
 
 
-def spectrum(liouvillian: jax.Array) -> jax.Array:
-    """Eigenvalues of a non-Hermitian matrix."""
-    values, _ = _linalg.eig(liouvillian)
-    return values
+def spectrum(hamiltonian: jax.Array) -> jax.Array:
+    """Eigenvalues of a Hermitian matrix."""
+    return jnp.linalg.eigvalsh(hamiltonian)
 
 
 def bucket(n: int) -> int:

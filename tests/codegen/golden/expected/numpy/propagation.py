@@ -35,10 +35,9 @@ def sampled_propagators(hamiltonian: Callable[[float], Matrix], times: np.ndarra
     return flat
 
 
-def spectrum(liouvillian: np.ndarray) -> np.ndarray:
-    """Eigenvalues of a non-Hermitian matrix."""
-    values, _ = np.linalg.eig(liouvillian)
-    return values
+def spectrum(hamiltonian: np.ndarray) -> np.ndarray:
+    """Eigenvalues of a Hermitian matrix."""
+    return np.linalg.eigvalsh(hamiltonian)
 
 
 def bucket(n: int) -> int:
