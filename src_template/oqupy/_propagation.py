@@ -36,8 +36,8 @@ class Step(NamedTuple):
 
     enter: Any
     leave: Any
-    tensors: Tuple[Any, ...]
-    caps: Tuple[Any, ...]
+    tensors: Any  # a tuple over environments (or None in ``in_axes``)
+    caps: Any
 
 
 def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np.ndarray:

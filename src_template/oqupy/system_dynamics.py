@@ -28,7 +28,6 @@ from oqupy._dynamics_setup import (
     correlation_grid,
     prepare,
     propagators,
-    stack_padded,
     step_indices,
     step_matrices,
 )
@@ -38,6 +37,9 @@ from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
 from oqupy.system import BaseSystem, System, TimeDependentSystem
 from oqupy.util import check_convert, get_progress
+
+if BACKEND == "jax":
+    from oqupy._dynamics_setup import stack_padded  # only oqupy_jax pads; oqupy_numpy keeps exact shapes
 
 __runs_on__ = "device"
 
