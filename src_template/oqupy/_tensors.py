@@ -14,7 +14,7 @@ __runs_on__ = "device"
 __all__ = ["add_singleton", "create_delta", "embed_delta", "is_diagonal_matrix"]
 
 
-@kernel
+@kernel(static=("index_scrambling",))
 def embed_delta(tensor: np.ndarray, index_scrambling: Tuple[int, ...]) -> np.ndarray:
     """Embed ``tensor`` into a larger tensor with Kronecker deltas on repeated axes.
 
