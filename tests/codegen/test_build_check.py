@@ -49,7 +49,7 @@ def problems_in(repo):
 
 def spoil(repo):
     """One file of each kind the judgement tells apart."""
-    target = repo / "generated/oqupy_jax/src/oqupy_jax/util.py"
+    target = repo / "generated/oqupy_jax/src/oqupy_jax/_tensors.py"
     target.write_text(target.read_text().replace("return out", "return out * 1"))
     template = repo / "src_template/oqupy/operators.py"
     template.write_text(template.read_text() + "\n\nANSWER = 42\n")
@@ -62,9 +62,9 @@ def spoil(repo):
 
 
 SPOILED = [
+    "generated/oqupy_jax/src/oqupy_jax/_tensors.py: was edited by hand",
     "generated/oqupy_jax/src/oqupy_jax/dynamics.py: missing",
     "generated/oqupy_jax/src/oqupy_jax/operators.py: is stale (the template or codegen changed)",
-    "generated/oqupy_jax/src/oqupy_jax/util.py: was edited by hand",
     "generated/oqupy_numpy/README.md: was edited by hand",
     "generated/oqupy_numpy/src/oqupy_numpy/config.py: has no generated-file banner",
     "generated/oqupy_numpy/src/oqupy_numpy/extra.py: orphan (no template produces it)",
