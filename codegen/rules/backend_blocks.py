@@ -69,10 +69,25 @@ class BackendBlocks(Rule):
             """,
             "backend test outside an `if`",
         ),
+        Invalid(
+            """
+            from oqupy._codegen import BACKEND
+
+            if x:
+                pass
+            elif BACKEND == "jax":
+                pass
+            """,
+            "backend test in an `elif`",
+        ),
     )
 
     # -- check -------------------------------------------------------------------------------------
     def check_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If) and backend_test(node.orelse.test, self.qname) is not None:
+            self.report(
+                node.orelse, "backend test in an `elif`", "write `else:` and nest `if BACKEND == ...:` in it"
+            )
         test = backend_test(node.test, self.qname)
         if test is None:
             return

@@ -35,6 +35,8 @@ __all__ = [
     "TempoParameters",
     "TimeDependentSystem",
     "TrivialProcessTensor",
+    "TtiProcessTensor",
+    "TtiPtTempo",
     "base_api",
     "bath",
     "bath_correlations",
@@ -42,6 +44,7 @@ __all__ = [
     "compute_correlations_nt",
     "compute_dynamics",
     "compute_dynamics_batch",
+    "compute_steady_state",
     "config",
     "control",
     "dynamics",
@@ -51,10 +54,13 @@ __all__ = [
     "process_tensor",
     "pt_tempo",
     "pt_tempo_compute",
+    "steady_state",
     "system",
     "system_dynamics",
     "tempo",
     "tempo_compute",
+    "tti_pt_tempo",
+    "tti_pt_tempo_compute",
     "util",
 ]
 
@@ -68,9 +74,11 @@ from oqupy import (
     operators,
     process_tensor,
     pt_tempo,
+    steady_state,
     system,
     system_dynamics,
     tempo,
+    tti_pt_tempo,
     util,
 )
 from oqupy.bath import Bath
@@ -81,6 +89,7 @@ from oqupy.process_tensor import (
     FileProcessTensor,
     SimpleProcessTensor,
     TrivialProcessTensor,
+    TtiProcessTensor,
     import_process_tensor,
 )
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
@@ -91,4 +100,6 @@ from oqupy.system_dynamics import (
     compute_dynamics,
     compute_dynamics_batch,
 )
+from oqupy.steady_state import compute_steady_state
 from oqupy.tempo import Tempo, TempoParameters, guess_tempo_parameters, tempo_compute
+from oqupy.tti_pt_tempo import TtiPtTempo, tti_pt_tempo_compute

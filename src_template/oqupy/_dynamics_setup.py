@@ -13,7 +13,7 @@ import numpy as np
 from oqupy import config
 from oqupy._mps import bucket
 from oqupy.control import Control
-from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor
+from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor, TtiProcessTensor
 from oqupy.system import BaseSystem
 from oqupy.util import check_convert
 
@@ -25,6 +25,7 @@ __all__ = [
     "PaddedEnvironment",
     "Setup",
     "StepMatrices",
+    "Uniform",
     "chunks",
     "controls",
     "correlation_grid",
@@ -42,13 +43,26 @@ CHUNK_STEPS = 64
 """Steps per compiled scan call (progress is reported between chunks)."""
 
 
+class Uniform(NamedTuple):
+    """The repeating tensor of a uniform process tensor and its cap (the same at every step)."""
+
+    cell: np.ndarray  # T[p, f, a]
+    cap: np.ndarray  # v_r
+
+
 class Environment(NamedTuple):
-    """One process tensor, read for ``num_steps`` steps."""
+    """One process tensor, read for ``num_steps`` steps.
+
+    A finite process tensor has its ``tensors`` and ``caps`` listed per step (``uniform`` None); a uniform one
+    has empty lists, its cell in ``uniform`` and the bond vector before the first step in ``left``.
+    """
 
     tensors: List[np.ndarray]  # MPO tensors of steps 0 .. num_steps - 1
     caps: List[np.ndarray]  # caps of steps 0 .. num_steps
     transform_in: np.ndarray  # into the environment's basis (the identity if it has none)
     transform_out: np.ndarray  # out of it
+    uniform: Optional[Uniform] = None
+    left: Optional[np.ndarray] = None
 
 
 class PaddedEnvironment(NamedTuple):
@@ -116,7 +130,7 @@ def time_grid(
         raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
     if not dts:
         raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
-    lengths = [len(pt) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)]
+    lengths = [len(pt) for pt in process_tensors if math.isfinite(pt.max_step)]
     if num_steps is None:
         if not lengths:
             raise ValueError("Give 'num_steps': no finite process tensor fixes the number of steps.")
@@ -149,20 +163,19 @@ def controls(control: Optional[Control], num_steps: int, dim2: int, dt: float, s
 
 
 def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
-    """Tensors of steps ``0 .. num_steps - 1``, caps of ``0 .. num_steps`` and the transforms of one process tensor."""
+    """Tensors of steps ``0 .. num_steps - 1``, caps of ``0 .. num_steps`` and the transforms of one process tensor
+    (a uniform one: its cell and boundary vectors)."""
+    dim2 = pt.hilbert_space_dimension**2
+    identity = np.identity(dim2, dtype=config.NpDtype)
+    transform_in = identity if pt.transform_in is None else pt.transform_in
+    transform_out = identity if pt.transform_out is None else pt.transform_out
+    if isinstance(pt, TtiProcessTensor):
+        uniform = Uniform(pt.cell, pt.right_boundary)
+        return Environment([], [], transform_in, transform_out, uniform, pt.left_boundary)
     pt.check_consistency()
     tensors = [np.asarray(pt.get_raw_mpo_tensor(step), dtype=config.NpDtype) for step in range(num_steps)]
     caps = pt.get_cap_tensors()[: num_steps + 1]
-    dim2 = pt.hilbert_space_dimension**2
-    identity = np.identity(dim2, dtype=config.NpDtype)
-    transform_in = pt.transform_in
-    transform_out = pt.transform_out
-    return Environment(
-        tensors,
-        caps,
-        identity if transform_in is None else transform_in,
-        identity if transform_out is None else transform_out,
-    )
+    return Environment(tensors, caps, transform_in, transform_out)
 
 
 def propagators(
@@ -257,11 +270,14 @@ def step_matrices(
     return StepMatrices(enter, leave, links)
 
 
-def step_indices(times: Any, dt: float, start_time: float, num_steps: int) -> List[int]:
-    """Step indices of an int, slice, list of ints, float time or (t_start, t_end) interval."""
+def step_indices(times: Any, dt: float, start_time: float, num_steps: Optional[int]) -> List[int]:
+    """Step indices of an int, slice, list of ints, float time or (t_start, t_end) interval.
+
+    ``num_steps`` None: no last step (uniform process tensors only); a slice then needs an explicit stop.
+    """
 
     def check(index: int) -> int:
-        if index < 0 or index > num_steps:
+        if index < 0 or (num_steps is not None and index > num_steps):
             raise IndexError("Specified time is out of bound.")
         return index
 
@@ -277,7 +293,11 @@ def step_indices(times: Any, dt: float, start_time: float, num_steps: int) -> Li
     if isinstance(times, (int, np.integer)):
         return [check(int(times))]
     if isinstance(times, slice):
-        return list(range(num_steps + 1))[times]
+        if num_steps is not None:
+            return list(range(num_steps + 1))[times]
+        if times.stop is None or times.stop < 0 or (times.start is not None and times.start < 0):
+            raise IndexError("With only uniform process tensors, a slice of times needs non-negative bounds.")
+        return list(range(times.stop))[times]
     if isinstance(times, (float, np.floating)):
         return [from_time(float(times))]
     if (
@@ -288,7 +308,7 @@ def step_indices(times: Any, dt: float, start_time: float, num_steps: int) -> Li
         low, high = (float(t) for t in times)
         first = int(math.ceil((low - start_time) / dt - 1e-9))
         last = int(math.floor((high - start_time) / dt + 1e-9))
-        if first < 0 or last > num_steps or first > last:
+        if first < 0 or (num_steps is not None and last > num_steps) or first > last:
             raise IndexError("Specified time is out of bound.")
         return list(range(first, last + 1))
     if isinstance(times, list):
@@ -301,15 +321,17 @@ def step_indices(times: Any, dt: float, start_time: float, num_steps: int) -> Li
     raise TypeError("Unsupported type of operator times.")
 
 
-def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, int]:
-    """(dt, number of steps) of the process tensors of a correlation computation."""
+def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, Optional[int]]:
+    """(dt, number of steps) of the process tensors of a correlation computation (None: no last step)."""
     process_tensors = process_tensor_list(process_tensor)
-    lengths = [len(pt) for pt in process_tensors if not isinstance(pt, TrivialProcessTensor)]
+    lengths = [len(pt) for pt in process_tensors if math.isfinite(pt.max_step)]
     dts = [pt.dt for pt in process_tensors if pt.dt is not None]
     if dt is None:
         if not dts:
             raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
         dt = dts[0]
     if not lengths:
-        raise ValueError("Correlations need a process tensor of finite length.")
+        if not any(isinstance(pt, TtiProcessTensor) for pt in process_tensors):
+            raise ValueError("Correlations need a process tensor of finite length, or a uniform one.")
+        return float(dt), None
     return float(dt), min(lengths)

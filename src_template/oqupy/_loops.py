@@ -5,7 +5,8 @@ Template code never converts loops automatically; a step loop whose carry has a 
 as ``carry, ys = scan(step, carry, xs)`` and each package gets its natural form.
 
 Semantics (both packages): ``step(carry, x) -> (carry, y)`` is called with ``x`` the ``k``-th slice of
-``xs`` (``xs`` may be nested tuples or named tuples; every leaf is indexed along its first axis), for ``k = 0, 1, ...``;
+``xs`` (``xs`` may be nested tuples or named tuples; every leaf is indexed along its first axis, None stays
+None), for ``k = 0, 1, ...``;
 the ``y`` (one array) are stacked along a new first axis.  In ``oqupy_numpy`` the leaves of ``xs`` may be
 lists of arrays of different shapes (exact bond dimensions) and the carry may change shape from step to
 step; in ``oqupy_jax`` the leaves are stacked arrays and the carry keeps its shape and dtype (pad first).
@@ -37,6 +38,8 @@ else:
         return type(tree)(*leaves) if hasattr(tree, "_fields") else tuple(leaves)
 
     def _slice(tree: Any, index: int) -> Any:
+        if tree is None:
+            return None
         if isinstance(tree, tuple):
             return _rebuild(tree, (_slice(leaf, index) for leaf in tree))
         return tree[index]

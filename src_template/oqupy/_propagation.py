@@ -31,7 +31,9 @@ class Step(NamedTuple):
 
     ``enter``: everything before the first environment (post-control, ``prop_1``, its transform in);
     ``leave``: everything after the last (its transform out, ``prop_2``, the next pre-control);
-    ``tensors``: one MPO tensor per environment; ``caps``: one cap per environment (for the read-out).
+    ``tensors``: one MPO tensor per environment; ``caps``: one cap per environment (for the read-out).  A
+    uniform environment has None in both: its cell and cap are the same at every step and travel in the
+    carry instead (see :func:`dynamics_step`).
     """
 
     enter: Any
@@ -57,38 +59,46 @@ def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
     return state
 
 
-def dynamics_step(carry: Tuple[Any, Any], step: Step) -> Tuple[Any, np.ndarray]:
+def dynamics_step(carry: Tuple[Any, Any, Any], step: Step) -> Tuple[Any, np.ndarray]:
     """One step of the forward contraction (the body of the scan); returns the new carry and ``vec(rho_n)``.
 
-    ``carry`` is ``(state, links)``: the state and the matrices between consecutive environments.
+    ``carry`` is ``(state, links, uniform)``: the state, the matrices between consecutive environments, and
+    per environment None (finite: its tensor and cap are in ``step``) or its ``(cell, cap)`` (uniform).
     """
-    state, links = carry
-    rho = read_out(state, step.caps)
+    state, links, uniform = carry
+    caps = tuple(cap if cell is None else cell.cap for cap, cell in zip(step.caps, uniform))
+    rho = read_out(state, caps)
     state = state @ step.enter
     for axis, tensor in enumerate(step.tensors):
         if axis > 0:
             state = state @ links[axis - 1]
-        state = contract_environment(state, tensor, axis)
+        state = contract_environment(state, tensor if uniform[axis] is None else uniform[axis].cell, axis)
     state = state @ step.leave
-    return (state, links), rho
+    return (state, links, uniform), rho
 
 
-def _propagate(state: np.ndarray, links: Sequence[Any], steps: Step) -> Tuple[np.ndarray, np.ndarray]:
-    (state, _), rhos = scan(dynamics_step, (state, links), steps)
+def _propagate(
+    state: np.ndarray, links: Sequence[Any], uniform: Sequence[Any], steps: Step
+) -> Tuple[np.ndarray, np.ndarray]:
+    (state, _, _), rhos = scan(dynamics_step, (state, links, uniform), steps)
     return state, rhos
 
 
 @kernel
-def propagate(state: np.ndarray, links: Sequence[Any], steps: Step) -> Tuple[np.ndarray, np.ndarray]:
+def propagate(
+    state: np.ndarray, links: Sequence[Any], uniform: Sequence[Any], steps: Step
+) -> Tuple[np.ndarray, np.ndarray]:
     """Run :func:`dynamics_step` over the stacked ``steps``; returns the final state and the recorded states."""
-    return _propagate(state, links, steps)
+    return _propagate(state, links, uniform, steps)
 
 
 @kernel
-def propagate_batch(states: np.ndarray, links: Sequence[Any], steps: Step) -> Tuple[np.ndarray, np.ndarray]:
+def propagate_batch(
+    states: np.ndarray, links: Sequence[Any], uniform: Sequence[Any], steps: Step
+) -> Tuple[np.ndarray, np.ndarray]:
     """:func:`propagate` for a batch of systems: a leading axis on ``states`` and on the step matrices."""
     per_system = Step(enter=0, leave=0, tensors=None, caps=None)
-    return vmap(_propagate, in_axes=(0, None, per_system))(states, links, steps)
+    return vmap(_propagate, in_axes=(0, None, None, per_system))(states, links, uniform, steps)
 
 
 @kernel

@@ -11,7 +11,8 @@ The cap ``c_n`` closes the future bond of step ``n - 1`` (``c_N = [1]``): it is 
 traced out with the identity, ``c_n[p] = sum_{f,i,o} M_n[p,f,i,o] c_{n+1}[f] t_in[i] t_out[o]`` with
 ``t = vec(1)/sqrt(d)``, so that ``rho_n`` is read off the state by contracting its bond with ``c_n``.
 
-This module holds the in-memory process tensors (:class:`TrivialProcessTensor`, :class:`SimpleProcessTensor`)
+This module holds the in-memory process tensors (:class:`TrivialProcessTensor`, :class:`SimpleProcessTensor`,
+the uniform :class:`TtiProcessTensor`)
 and :func:`import_process_tensor`; it re-exports the common interface :class:`BaseProcessTensor` (from
 :mod:`oqupy._process_tensor_base`) and the HDF5 file format (:class:`FileProcessTensor`,
 :class:`ProcessTensorFileError`, from :mod:`oqupy.process_tensor_file`).  All of it runs on the host: the
@@ -22,6 +23,7 @@ tensors are NumPy arrays in both packages (data to store and read, not device st
 quantum processes to efficiently simulate non-Markovian path integrals*, Phys. Rev. Lett. 123, 240602 (2019).
 """
 
+import math
 from typing import List, Optional
 
 import numpy as np
@@ -31,8 +33,14 @@ from oqupy._process_tensor_base import BaseProcessTensor, as_tensor, check_step
 from oqupy.process_tensor_file import (
     FILE_FORMAT,
     FILE_VERSION,
+    UNIFORM_FILE_FORMAT,
+    FileHeader,
     FileProcessTensor,
     ProcessTensorFileError,
+    UniformContent,
+    file_format,
+    read_uniform,
+    write_uniform,
 )
 
 __runs_on__ = "host"
@@ -45,6 +53,8 @@ __all__ = [
     "ProcessTensorFileError",
     "SimpleProcessTensor",
     "TrivialProcessTensor",
+    "TtiProcessTensor",
+    "UNIFORM_FILE_FORMAT",
     "import_process_tensor",
 ]
 
@@ -191,6 +201,146 @@ class SimpleProcessTensor(BaseProcessTensor):
             target.set_cap_tensor(step, cap)
 
 
+class TtiProcessTensor(BaseProcessTensor):
+    r"""A time-translation-invariant (uniform) process tensor: the same MPO tensor at every step, for any number of steps.
+
+    The influence of a stationary bath with a memory cut-off, ``F(a_1 ... a_N) = v_l^T T[a_1] ... T[a_N] v_r``
+    (computed by :class:`oqupy.TtiPtTempo`).  As a :class:`BaseProcessTensor`: ``max_step`` is infinite and
+    ``len()`` raises ``OverflowError`` (there is no last step); the MPO tensor of step 0 is ``v_l^T T`` (past
+    bond 1), of every later step ``T``; the cap of step 0 is ``[1]``, of every later step ``v_r``.
+
+    Parameters
+    ----------
+    hilbert_space_dimension: int
+        Dimension d of the system Hilbert space.
+    dt: float
+        Time step.
+    cell: ndarray
+        The repeating rank-3 tensor ``T[p, f, a]`` (past bond, future bond, path index; implicit delta
+        between input and output, as for PT-TEMPO's tensors).
+    left, right: ndarray
+        The boundary vectors ``v_l`` (before the first step) and ``v_r`` (the future traced out).
+    transform_in, transform_out: ndarray
+        Basis change into and out of the coupling eigenbasis (``None``: identity).
+    """
+
+    def __init__(
+        self,
+        hilbert_space_dimension: int,
+        dt: float,
+        cell: np.ndarray,
+        left: np.ndarray,
+        right: np.ndarray,
+        transform_in: Optional[np.ndarray] = None,
+        transform_out: Optional[np.ndarray] = None,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        assert dt is not None, "A uniform process tensor needs a time step 'dt'."
+        super().__init__(hilbert_space_dimension, dt, transform_in, transform_out, name, description)
+        self._cell = as_tensor(cell, "cell")
+        self._left = as_tensor(left, "left boundary vector")
+        self._right = as_tensor(right, "right boundary vector")
+        if self._cell.ndim != 3 or self._cell.shape[0] != self._cell.shape[1]:
+            raise ValueError(f"The cell must have shape (chi, chi, k), not {self._cell.shape}.")
+        chi = self._cell.shape[0]
+        if self._left.shape != (chi,) or self._right.shape != (chi,):
+            raise ValueError(
+                f"The boundary vectors must have shape ({chi},), not {self._left.shape} and {self._right.shape}."
+            )
+        inner = hilbert_space_dimension**2 if self._transform_in is None else self._transform_in.shape[1]
+        if self._cell.shape[2] != inner:
+            raise ValueError(f"The cell has path index {self._cell.shape[2]}, expected {inner}.")
+
+    def __len__(self) -> int:
+        raise OverflowError("A uniform process tensor has no last step (max_step is inf).")
+
+    def __bool__(self) -> bool:
+        return True
+
+    def _str_items(self) -> list:
+        return [("dimension", self._hs_dim), ("dt", self._dt), ("bond dimension", self.bond_dimension)]
+
+    @property
+    def max_step(self) -> float:
+        """A uniform process tensor never ends."""
+        return math.inf
+
+    @property
+    def bond_dimension(self) -> int:
+        """Bond dimension of the repeating cell."""
+        return int(self._cell.shape[0])
+
+    @property
+    def cell(self) -> np.ndarray:
+        """A copy of the repeating tensor ``T[p, f, a]``."""
+        return self._cell.copy()
+
+    @property
+    def left_boundary(self) -> np.ndarray:
+        """A copy of ``v_l``."""
+        return self._left.copy()
+
+    @property
+    def right_boundary(self) -> np.ndarray:
+        """A copy of ``v_r``."""
+        return self._right.copy()
+
+    def get_initial_tensor(self) -> None:
+        """No initial tensor."""
+        return None
+
+    def get_raw_mpo_tensor(self, step: int) -> np.ndarray:
+        """``v_l^T T`` (shape ``(1, chi, k)``) at step 0, ``T`` at every later step."""
+        if check_step(step) == 0:
+            return np.tensordot(self._left, self._cell, axes=1)[None]
+        return self._cell
+
+    def get_cap_tensor(self, step: int) -> np.ndarray:
+        """``[1]`` at step 0 (``v_l . v_r``), ``v_r`` at every later step."""
+        if check_step(step) == 0:
+            return np.ones(1, dtype=config.NpDtype)
+        return self._right.copy()
+
+    def get_cap_tensors(self) -> List[np.ndarray]:
+        """Not available: there is one cap per step and no last step."""
+        raise OverflowError("A uniform process tensor has a cap for every step: use get_cap_tensor(step).")
+
+    def get_bond_dimensions(self) -> np.ndarray:
+        """The bond dimensions of the first step: ``[1, chi]`` (every later bond is ``chi``)."""
+        return np.array([1, self.bond_dimension], dtype=int)
+
+    def check_consistency(self) -> None:
+        """Checked on construction: the cell, boundaries and transforms fit together."""
+
+    def compute_caps(self) -> None:
+        """Nothing to compute: the cap of every step is ``v_r``."""
+
+    def export(self, filename: str, overwrite: bool = False) -> None:
+        """Write to the HDF5 file ``filename`` (format ``UNIFORM_FILE_FORMAT``), atomically."""
+        header = FileHeader(
+            self.hilbert_space_dimension, self.dt, self.transform_in, self.transform_out, self.name, self.description
+        )
+        write_uniform(filename, UniformContent(header, self._cell, self._left, self._right), overwrite)
+
+    @classmethod
+    def from_file(cls, filename: str) -> "TtiProcessTensor":
+        """Read a uniform process tensor written by :meth:`export`."""
+        content = read_uniform(filename)
+        header = content.header
+        return cls(
+            header.hilbert_space_dimension,
+            header.dt,  # type: ignore[arg-type]
+            content.cell,
+            content.left,
+            content.right,
+            header.transform_in,
+            header.transform_out,
+            header.name,
+            header.description,
+        )
+
+
 def import_process_tensor(filename: str, process_tensor_type: Optional[str] = None) -> BaseProcessTensor:
     """Open the process tensor stored in ``filename``.
 
@@ -200,11 +350,15 @@ def import_process_tensor(filename: str, process_tensor_type: Optional[str] = No
         Path of an HDF5 process-tensor file.
     process_tensor_type: str
         ``'file'`` (default): a read-only :class:`FileProcessTensor` that reads tensors on demand;
-        ``'simple'``: everything loaded into a :class:`SimpleProcessTensor` and the file closed.
+        ``'simple'``: everything loaded into a :class:`SimpleProcessTensor` and the file closed.  A uniform
+        process tensor (written by :meth:`TtiProcessTensor.export`) is always read into a
+        :class:`TtiProcessTensor`.
     """
     kind = "file" if process_tensor_type is None else process_tensor_type
     if kind not in ("file", "simple"):
         raise ValueError("Argument 'process_tensor_type' must be 'file' or 'simple'.")
+    if file_format(filename) == UNIFORM_FILE_FORMAT:
+        return TtiProcessTensor.from_file(filename)
     pt_file = FileProcessTensor("read", filename)
     if kind == "file":
         return pt_file

@@ -26,6 +26,8 @@ __runs_on__ = "host"
 
 FILE_FORMAT = "oqupy-process-tensor"
 FILE_VERSION = "1.0"
+UNIFORM_FILE_FORMAT = "oqupy-uniform-process-tensor"
+"""The format of a file holding a uniform process tensor (datasets ``cell``, ``left``, ``right``)."""
 
 TENSOR_KINDS = ("initial", "mpo", "cap")
 """The kinds of tensors a file stores, each in a pair of datasets."""
@@ -99,6 +101,10 @@ def read_header(h5file: Any, path: str) -> FileHeader:
     shape datasets of different lengths.
     """
     try:
+        if h5file.attrs.get("format", FILE_FORMAT) == UNIFORM_FILE_FORMAT:
+            raise ProcessTensorFileError(
+                f"'{path}' holds a uniform process tensor: open it with oqupy.import_process_tensor."
+            )
         if bool(h5file.attrs.get("writing", False)):
             raise ProcessTensorFileError(
                 f"'{path}' was not closed by its writer (the computation or export was interrupted); "
@@ -370,3 +376,88 @@ class FileProcessTensor(BaseProcessTensor):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+# -- uniform process tensors --------------------------------------------------------------------------
+
+
+class UniformContent(NamedTuple):
+    """What a uniform process-tensor file stores: the header and the repeating cell with its boundaries."""
+
+    header: FileHeader
+    cell: np.ndarray  # T[p, f, a]
+    left: np.ndarray
+    right: np.ndarray
+
+
+def file_format(filename: str) -> str:
+    """The ``format`` attribute of the HDF5 file ``filename`` (``FILE_FORMAT`` if it has none)."""
+    import h5py
+
+    path = os.fspath(filename)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No process tensor file '{path}'.")
+    try:
+        with h5py.File(path, "r") as h5file:
+            return str(h5file.attrs.get("format", FILE_FORMAT))
+    except OSError as err:
+        raise ProcessTensorFileError(
+            f"'{path}' is not a readable HDF5 file (truncated or corrupt: was its writing interrupted?)."
+        ) from err
+
+
+def write_uniform(filename: str, content: UniformContent, overwrite: bool) -> None:
+    """Write a uniform process tensor to ``filename`` atomically (a temporary file renamed when complete)."""
+    import h5py
+
+    path = os.fspath(filename)
+    if not overwrite and os.path.exists(path):
+        raise FileExistsError(f"File '{path}' exists; use overwrite=True to replace it.")
+    handle, partial = tempfile.mkstemp(prefix=".partial_", suffix=".hdf5", dir=os.path.dirname(path) or ".")
+    os.close(handle)
+    try:
+        with h5py.File(partial, "w") as h5file:
+            create_layout(h5file, h5py, content.header)
+            h5file.attrs["format"] = UNIFORM_FILE_FORMAT
+            for key in ("cell", "left", "right"):
+                h5file.create_dataset(key, data=getattr(content, key))
+            set_writing(h5file, False)
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise
+
+
+def read_uniform(filename: str) -> UniformContent:
+    """Read a uniform process-tensor file; ``ProcessTensorFileError`` if it is not one or is malformed."""
+    import h5py
+
+    path = os.fspath(filename)
+    if file_format(path) != UNIFORM_FILE_FORMAT:
+        raise ProcessTensorFileError(f"'{path}' does not hold a uniform process tensor.")
+    with h5py.File(path, "r") as h5file:
+        try:
+            if bool(h5file.attrs.get("writing", False)):
+                raise ProcessTensorFileError(f"'{path}' was not closed by its writer; its content is incomplete.")
+            hs_dim = int(h5file["hs_dim"][0])
+            dt = float(h5file["dt"][0])
+            name, description = h5file.attrs.get("name", None), h5file.attrs.get("description", None)
+            header = FileHeader(
+                hs_dim,
+                dt if dt > 0.0 else None,
+                _stored_matrix(h5file["transform_in"]),
+                _stored_matrix(h5file["transform_out"]),
+                None if name is None else str(name),
+                None if description is None else str(description),
+            )
+            cell, left, right = (np.asarray(h5file[key], dtype=config.NpDtype) for key in ("cell", "left", "right"))
+        except ProcessTensorFileError:
+            raise
+        except (KeyError, ValueError, IndexError, TypeError, OSError) as err:
+            raise ProcessTensorFileError(f"'{path}' is not a valid uniform process tensor file: {err}") from err
+    if cell.ndim != 3 or left.shape != (cell.shape[0],) or right.shape != (cell.shape[1],):
+        raise ProcessTensorFileError(
+            f"'{path}': cell {cell.shape}, left {left.shape} and right {right.shape} do not fit together."
+        )
+    return UniformContent(header, cell, left, right)

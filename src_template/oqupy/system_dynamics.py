@@ -51,25 +51,41 @@ class _Loop(NamedTuple):
 
     tensors: Tuple[
         Any, ...
-    ]  # per environment: stacked and padded (oqupy_jax) or a list per step (oqupy_numpy)
+    ]  # per environment: stacked and padded (oqupy_jax) or a list per step (oqupy_numpy); None if uniform
     caps: Tuple[Any, ...]  # per environment, the same
+    uniform: Tuple[Any, ...]  # per environment: None, or its ``Uniform`` (cell, cap)
     states: np.ndarray  # (*batch, chi_1, ..., chi_E, d^2)
 
 
 def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
-    """The tensors and caps of every bath as the scan wants them, and the initial states ``vectors`` with bonds."""
-    batch, dim2 = vectors.shape[:-1], vectors.shape[-1]
-    if BACKEND == "jax":
-        padded = [stack_padded(env.tensors, env.caps) for env in environments]
-        cap_stacks = tuple(env.caps for env in padded)
-        states = np.zeros((*batch, *(caps.shape[1] for caps in cap_stacks), dim2), dtype=config.NpDtype)
-        states[(Ellipsis, *((0,) * len(cap_stacks)), slice(None))] = vectors
-        return _Loop(tuple(env.tensors for env in padded), cap_stacks, states)
-    else:
-        states = vectors.reshape(batch + (1,) * len(environments) + (dim2,))
-        return _Loop(
-            tuple(env.tensors for env in environments), tuple(env.caps for env in environments), states
-        )
+    """The tensors and caps of every bath as the scan wants them, and the initial states ``vectors`` with bonds.
+
+    The bond leg of a finite environment starts as ``[1]`` (zero-padded to its bucket in ``oqupy_jax``), of a
+    uniform one as its left boundary vector.
+    """
+    tensors, caps, uniform, bond_vectors = [], [], [], []
+    for env in environments:
+        if env.uniform is not None:
+            tensors.append(None)
+            caps.append(None)
+            bond_vectors.append(env.left)
+        else:
+            if BACKEND == "jax":
+                padded = stack_padded(env.tensors, env.caps)
+                tensors.append(padded.tensors)
+                caps.append(padded.caps)
+                first = np.zeros(padded.caps.shape[1], dtype=config.NpDtype)
+                first[0] = 1.0
+                bond_vectors.append(first)
+            else:
+                tensors.append(env.tensors)
+                caps.append(env.caps)
+                bond_vectors.append(np.ones(1, dtype=config.NpDtype))
+        uniform.append(env.uniform)
+    states = vectors
+    for vector in bond_vectors:
+        states = states[..., None, :] * vector[:, None]
+    return _Loop(tuple(tensors), tuple(caps), tuple(uniform), states)
 
 
 def _forward(
@@ -89,17 +105,19 @@ def _forward(
             steps = Step(
                 enter=matrices.enter[..., begin:end, :, :],
                 leave=matrices.leave[..., begin:end, :, :],
-                tensors=tuple(stack[begin:end] for stack in loop.tensors),
-                caps=tuple(caps[begin:end] for caps in loop.caps),
+                tensors=tuple(None if stack is None else stack[begin:end] for stack in loop.tensors),
+                caps=tuple(None if caps is None else caps[begin:end] for caps in loop.caps),
             )
             if batched:
-                states, rhos = propagate_batch(states, matrices.links, steps)
+                states, rhos = propagate_batch(states, matrices.links, loop.uniform, steps)
             else:
-                states, rhos = propagate(states, matrices.links, steps)
+                states, rhos = propagate(states, matrices.links, loop.uniform, steps)
             if record_all:
                 recorded.append(rhos)
             progress.update(end)
-    last_caps = tuple(caps[num_steps] for caps in loop.caps)
+    last_caps = tuple(
+        cell.cap if caps is None else caps[num_steps] for caps, cell in zip(loop.caps, loop.uniform)
+    )
     final = read_out_batch(states, last_caps) if batched else read_out(states, last_caps)
     recorded.append(np.expand_dims(final, axis))
     return np.concatenate(recorded, axis=axis)

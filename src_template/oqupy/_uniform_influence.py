@@ -1,0 +1,147 @@
+r"""The influence functional of a stationary bath as one repeating tensor, built by infinite TEBD; runs on the host.
+
+For a memory cut-off ``K`` every step sees the same influences ``I_0 ... I_K`` (:mod:`oqupy._influences`), so
+``F(a_1, ..., a_N) = prod_n I_0(a_n) prod_{k=1}^{K} I_k(a_{n-k}, a_n)`` is translation invariant.  Instead of
+contracting the network along the time ``n`` (TEMPO, PT-TEMPO: ``N K`` truncated SVDs), this module contracts
+it along the lag ``k`` ([Link2024]): the gates of one lag over all times form one translation-invariant layer.
+
+Layout of the network (the picture the code follows).  Every time ``n`` owns two legs: ``v_n`` (the path
+index of ``n`` as the *later* time of a gate: its west class) and ``d_n`` (the path index of an earlier time,
+routed towards the later times: a north class).  Above the layer of lag ``k`` the pair of time ``n`` holds
+``(v_n = a_n, d_n = a_{n-k})``.  The layer multiplies ``I_k(d_n, v_n)`` and hands ``d_n`` one time back:
+below it, time ``n - 1`` holds ``a_{n-k} = a_{(n-1)-(k-1)}``.  On the MPS ``... v_n d_n v_{n+1} d_{n+1} ...``
+this is a two-site gate on every pair ``(v_n, d_n)``: multiply, then swap the two sites; the new pairs sit
+across the other bond, so the layers alternate between the two bonds of a two-site unit cell, as in iTEBD.
+Above the top layer every leg is free (a product of ones); below the last one ``d_n = a_n = v_n``, so the
+repeating tensor is ``f[l, a, r] = B_v[l, w(a), m] B_d[m, c(a), r] I_0(a)``.
+
+Every leg also carries an extra value ``∅`` (no coupling: both eigenvalues zero, every influence 1), so that
+``f[:, ∅, :]`` is the transfer matrix of a time outside the window.  The left boundary ``v_l`` (no coupling
+before the first step) is its dominant left eigenvector; the right boundary ``v_r`` (the future traced out, the
+cap of every step) is the dominant right eigenvector of ``sum_a w_a f[:, a, :]`` with the trace weights
+``w``.  ``f`` is divided by that eigenvalue (so the trace is kept) and ``v_l . v_r = 1``.
+
+Gauge: Hastings' inverse-free form of iTEBD (J. Math. Phys. 50, 095207 (2009)): the sites are kept as
+``B = Gamma lambda``; after a gate ``theta = X S Y`` the right site is ``Y`` and the left one is the gated
+pair contracted with ``Y^dagger``, so no singular value is ever divided by.  Truncation: the relative criterion
+of TEMPO (:func:`oqupy._mps.truncation_rank`, degeneracy rule included), so ``epsrel`` means what it means for
+:class:`oqupy.PtTempo`.
+
+**[Link2024]** V. Link, H.-H. Tu and W. T. Strunz, *Open quantum system dynamics from infinite tensor network
+contraction*, Phys. Rev. Lett. 132, 200403 (2024).
+"""
+
+from typing import Any, List, NamedTuple, Optional
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse.linalg
+
+from oqupy import config
+from oqupy._influences import Influences
+from oqupy._mps import truncation_rank
+
+__runs_on__ = "host"
+
+__all__ = ["UniformInfluence", "boundary_vectors", "uniform_influence"]
+
+DENSE_EIG_LIMIT = 600
+"""Bond dimensions up to this use a dense eigensolver for the boundary vectors, larger ones Arnoldi."""
+
+
+class UniformInfluence(NamedTuple):
+    """The repeating tensor of a uniform influence functional and what its construction measured."""
+
+    cell: np.ndarray  # f[l, a, r]: bond, full path index (coupling eigenbasis), bond; divided by its eigenvalue
+    left: np.ndarray  # v_l: the bond vector before the first step (v_l . v_r = 1)
+    right: np.ndarray  # v_r: the future traced out (every cap)
+    ranks: List[int]  # kept bond after the layer of lag K, K - 1, ..., 1
+    discarded: float  # largest relative norm of discarded singular values over the layers
+    cutoff_influence: float  # s_1 / s_0 of the first layer: how much the influence at lag K still matters
+
+
+def _extended(influence: np.ndarray) -> np.ndarray:
+    """``I[c, w]`` with an extra row and column of ones for the value ``∅`` (no coupling)."""
+    north, west = influence.shape
+    extended = np.ones((north + 1, west + 1), dtype=config.NpDtype)
+    extended[:north, :west] = influence
+    return extended
+
+
+def _dominant(matrix: np.ndarray, left: bool) -> tuple:
+    """(eigenvalue, eigenvector) of largest modulus; the left eigenvector if ``left``."""
+    operator = matrix.T if left else matrix
+    if operator.shape[0] <= DENSE_EIG_LIMIT:
+        values, vectors = scipy.linalg.eig(operator)
+        index = int(np.argmax(np.abs(values)))
+        return values[index], vectors[:, index]
+    values, vectors = scipy.sparse.linalg.eigs(operator, k=1, which="LM")
+    return values[0], vectors[:, 0]
+
+
+def uniform_influence(
+    influences: Influences, dkmax: int, epsrel: float, weights: np.ndarray, progress: Optional[Any] = None
+) -> UniformInfluence:
+    """The uniform influence functional of memory ``dkmax`` (module docstring), truncated with ``epsrel``.
+
+    Parameters
+    ----------
+    influences: Influences
+        The bath's influences (lags ``1 ... dkmax`` made available here; the oldest lag carries the memory
+        tail if the parameters ask for one, with its stationary length ``dt + add_correlation_time``).
+    dkmax: int
+        The memory cut-off ``K`` (at least 1).
+    epsrel: float
+        Relative truncation tolerance of every bond.
+    weights: ndarray
+        Trace weights ``w_a`` of the path index (``t_in * t_out`` of the process tensor).
+    progress:
+        A progress object (:func:`oqupy.util.get_progress`), told the number of layers done; None: none.
+    """
+    influences.extend(dkmax)
+    north, west = influences.north, influences.west
+    lanes_v, lanes_d = west.shape[0] + 1, north.shape[0] + 1
+    v_site = np.full((1, lanes_v, 1), 1.0 / np.sqrt(lanes_v), dtype=config.NpDtype)
+    d_site = np.full((1, lanes_d, 1), 1.0 / np.sqrt(lanes_d), dtype=config.NpDtype)
+    weights_before = np.ones(1, dtype=config.NpDtypeReal)
+    ranks: List[int] = []
+    discarded, cutoff_influence = 0.0, 0.0
+    parameters = influences.parameters
+    extra = parameters.add_correlation_time or 0.0
+    stationary = dkmax + int(np.ceil(extra / parameters.dt)) + 1  # a step whose memory tail is complete
+    for lag in range(dkmax, 0, -1):
+        gate = _extended(influences.get(lag, stationary))
+        pair = np.einsum("lvm,mdr->ldvr", v_site, d_site) * gate[None, :, :, None]  # gated and swapped
+        bond, paths_d, paths_v, right = pair.shape
+        theta = (weights_before[:, None, None, None] * pair).reshape(bond * paths_d, paths_v * right)
+        _, values, vh = np.linalg.svd(theta, full_matrices=False)
+        rank = truncation_rank(values, epsrel)
+        if lag == dkmax:
+            cutoff_influence = float(values[1] / values[0]) if values.size > 1 else 0.0
+        discarded = max(discarded, float(np.sqrt(np.sum(values[rank:] ** 2)) / values[0]))
+        norm = float(np.linalg.norm(values[:rank]))
+        v_site = vh[:rank].reshape(rank, paths_v, right)
+        d_site = np.einsum("ldvr,svr->lds", pair, v_site.conj()) / norm
+        weights_before = values[:rank] / norm
+        ranks.append(rank)
+        if progress is not None:
+            progress.update(len(ranks))
+    # below the last layer both legs of a time hold its own path index
+    pair = np.einsum("lwm,mcr->lwcr", v_site[:, :-1, :], d_site[:, :-1, :])
+    cell = np.einsum("lwcr,wa,ca,a->lar", pair, west, north, influences.self_influence)
+    empty = v_site[:, -1, :] @ d_site[:, -1, :]
+    cell, left, right_vector = boundary_vectors(cell, empty, weights)
+    return UniformInfluence(cell, left, right_vector, ranks, discarded, cutoff_influence)
+
+
+def boundary_vectors(cell: np.ndarray, empty: np.ndarray, weights: np.ndarray) -> tuple:
+    """``(f / lambda, v_l, v_r)`` of the module docstring (``lambda``: the traced transfer matrix's eigenvalue).
+
+    ``empty`` is ``f[:, ∅, :]``; ``weights`` the trace weights of the path index.
+    """
+    value, right = _dominant(np.einsum("lar,a->lr", cell, weights), left=False)
+    _, left = _dominant(empty, left=True)
+    overlap = left @ right
+    if abs(overlap) == 0.0:
+        raise ValueError("The boundary vectors of the uniform influence are orthogonal.")
+    return cell / value, left / overlap, right
