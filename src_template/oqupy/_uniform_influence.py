@@ -15,8 +15,9 @@ across the other bond, so the layers alternate between the two bonds of a two-si
 Above the top layer every leg is free (a product of ones); below the last one ``d_n = a_n = v_n``, so the
 repeating tensor is ``f[l, a, r] = B_v[l, w(a), m] B_d[m, c(a), r] I_0(a)``.
 
-Every leg also carries an extra value ``∅`` (no coupling: both eigenvalues zero, every influence 1), so that
-``f[:, ∅, :]`` is the transfer matrix of a time outside the window.  The left boundary ``v_l`` (no coupling
+Every leg also carries the value ``∅`` (no coupling: every influence 1; it shares the class of a path index
+that couples to nothing where there is one, e.g. the diagonal ones on a ``v`` leg), so that ``f[:, ∅, :]`` is
+the transfer matrix of a time outside the window.  The left boundary ``v_l`` (no coupling
 before the first step) is its dominant left eigenvector; the right boundary ``v_r`` (the future traced out, the
 cap of every step) is the dominant right eigenvector of ``sum_a w_a f[:, a, :]`` with the trace weights
 ``w``.  ``f`` is divided by that eigenvalue (so the trace is kept) and ``v_l . v_r = 1``.
@@ -43,7 +44,7 @@ from oqupy._mps import truncation_rank
 
 __runs_on__ = "host"
 
-__all__ = ["UniformInfluence", "boundary_vectors", "uniform_influence"]
+__all__ = ["Lanes", "UniformInfluence", "boundary_vectors", "uniform_influence"]
 
 DENSE_EIG_LIMIT = 600
 """Bond dimensions up to this use a dense eigensolver for the boundary vectors, larger ones Arnoldi."""
@@ -60,10 +61,36 @@ class UniformInfluence(NamedTuple):
     cutoff_influence: float  # s_1 / s_0 of the first layer: how much the influence at lag K still matters
 
 
-def _extended(influence: np.ndarray) -> np.ndarray:
-    """``I[c, w]`` with an extra row and column of ones for the value ``∅`` (no coupling)."""
+class Lanes(NamedTuple):
+    """The values of the two legs of a time: the classes, and where ``∅`` is among them."""
+
+    north: int  # values of a d leg (north classes, plus ∅ unless a class already has O- = O+ = 0)
+    west: int  # values of a v leg (west classes, plus ∅ unless a class already has O- = 0)
+    empty_north: int
+    empty_west: int
+
+
+def _lanes(influences: Influences) -> Lanes:
+    """``∅`` shares the class of a path index that couples to nothing (every influence 1), if there is one."""
+    north_comm = influences.comm[influences.north_rep]
+    north_acomm = influences.acomm[influences.north_rep]
+    west_comm = influences.comm[influences.west_rep]
+    scale = max(float(np.max(np.abs(influences.acomm))), 1.0)
+    empty_north = np.flatnonzero((np.abs(north_comm) <= 1e-12 * scale) & (np.abs(north_acomm) <= 1e-12 * scale))
+    empty_west = np.flatnonzero(np.abs(west_comm) <= 1e-12 * scale)
+    north, west = north_comm.shape[0], west_comm.shape[0]
+    return Lanes(
+        north + (empty_north.size == 0),
+        west + (empty_west.size == 0),
+        int(empty_north[0]) if empty_north.size else north,
+        int(empty_west[0]) if empty_west.size else west,
+    )
+
+
+def _extended(influence: np.ndarray, lanes: Lanes) -> np.ndarray:
+    """``I[c, w]`` on the legs' values: a row / column of ones for ``∅`` where it has no class of its own."""
     north, west = influence.shape
-    extended = np.ones((north + 1, west + 1), dtype=config.NpDtype)
+    extended = np.ones((lanes.north, lanes.west), dtype=config.NpDtype)
     extended[:north, :west] = influence
     return extended
 
@@ -100,9 +127,9 @@ def uniform_influence(
     """
     influences.extend(dkmax)
     north, west = influences.north, influences.west
-    lanes_v, lanes_d = west.shape[0] + 1, north.shape[0] + 1
-    v_site = np.full((1, lanes_v, 1), 1.0 / np.sqrt(lanes_v), dtype=config.NpDtype)
-    d_site = np.full((1, lanes_d, 1), 1.0 / np.sqrt(lanes_d), dtype=config.NpDtype)
+    lanes = _lanes(influences)
+    v_site = np.full((1, lanes.west, 1), 1.0 / np.sqrt(lanes.west), dtype=config.NpDtype)
+    d_site = np.full((1, lanes.north, 1), 1.0 / np.sqrt(lanes.north), dtype=config.NpDtype)
     weights_before = np.ones(1, dtype=config.NpDtypeReal)
     ranks: List[int] = []
     discarded, cutoff_influence = 0.0, 0.0
@@ -110,7 +137,7 @@ def uniform_influence(
     extra = parameters.add_correlation_time or 0.0
     stationary = dkmax + int(np.ceil(extra / parameters.dt)) + 1  # a step whose memory tail is complete
     for lag in range(dkmax, 0, -1):
-        gate = _extended(influences.get(lag, stationary))
+        gate = _extended(influences.get(lag, stationary), lanes)
         pair = np.einsum("lvm,mdr->ldvr", v_site, d_site) * gate[None, :, :, None]  # gated and swapped
         bond, paths_d, paths_v, right = pair.shape
         theta = (weights_before[:, None, None, None] * pair).reshape(bond * paths_d, paths_v * right)
@@ -127,21 +154,29 @@ def uniform_influence(
         if progress is not None:
             progress.update(len(ranks))
     # below the last layer both legs of a time hold its own path index
-    pair = np.einsum("lwm,mcr->lwcr", v_site[:, :-1, :], d_site[:, :-1, :])
+    pair = np.einsum("lwm,mcr->lwcr", v_site[:, : west.shape[0], :], d_site[:, : north.shape[0], :])
     cell = np.einsum("lwcr,wa,ca,a->lar", pair, west, north, influences.self_influence)
-    empty = v_site[:, -1, :] @ d_site[:, -1, :]
+    empty = v_site[:, lanes.empty_west, :] @ d_site[:, lanes.empty_north, :]
     cell, left, right_vector = boundary_vectors(cell, empty, weights)
     return UniformInfluence(cell, left, right_vector, ranks, discarded, cutoff_influence)
 
 
 def boundary_vectors(cell: np.ndarray, empty: np.ndarray, weights: np.ndarray) -> tuple:
-    """``(f / lambda, v_l, v_r)`` of the module docstring (``lambda``: the traced transfer matrix's eigenvalue).
+    """``(f, v_l, v_r)`` of the module docstring: ``f`` divided by the traced transfer matrix's eigenvalue and
+    made causal.
 
-    ``empty`` is ``f[:, ∅, :]``; ``weights`` the trace weights of the path index.
+    ``empty`` is ``f[:, ∅, :]``; ``weights`` the trace weights of the path index.  Causality: a time whose
+    path index is traced (every ``a`` with ``w_a != 0``) must not influence the past, ``f[:, a, :] v_r = v_r``;
+    the truncation breaks this at its own level, which would make the trace drift over many steps.  Each such
+    slice gets the smallest (rank-one) correction that restores it, so the trace is kept at every step.
     """
     value, right = _dominant(np.einsum("lar,a->lr", cell, weights), left=False)
     _, left = _dominant(empty, left=True)
+    cell = cell / value
+    traced = np.flatnonzero(np.abs(weights) > 0.0)
+    defects = right[:, None] - np.einsum("lar,r->la", cell[:, traced, :], right)
+    cell[:, traced, :] += np.einsum("la,r->lar", defects, right.conj() / np.vdot(right, right))
     overlap = left @ right
     if abs(overlap) == 0.0:
         raise ValueError("The boundary vectors of the uniform influence are orthogonal.")
-    return cell / value, left / overlap, right
+    return cell, left / overlap, right
