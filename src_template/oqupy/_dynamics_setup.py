@@ -46,7 +46,7 @@ CHUNK_STEPS = 64
 class Uniform(NamedTuple):
     """The repeating tensor of a uniform process tensor and its cap (the same at every step)."""
 
-    cell: np.ndarray  # T[p, f, a]
+    cell: np.ndarray  # T[p, f, a] stored as cell[a, p, f] (contiguous: one matrix per path index)
     cap: np.ndarray  # v_r
 
 
@@ -170,7 +170,7 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
     transform_in = identity if pt.transform_in is None else pt.transform_in
     transform_out = identity if pt.transform_out is None else pt.transform_out
     if isinstance(pt, TtiProcessTensor):
-        uniform = Uniform(pt.cell, pt.right_boundary)
+        uniform = Uniform(np.ascontiguousarray(np.transpose(pt.cell, (2, 0, 1))), pt.right_boundary)
         return Environment([], [], transform_in, transform_out, uniform, pt.left_boundary)
     pt.check_consistency()
     tensors = [np.asarray(pt.get_raw_mpo_tensor(step), dtype=config.NpDtype) for step in range(num_steps)]

@@ -18,6 +18,7 @@ __runs_on__ = "device"
 __all__ = [
     "Step",
     "contract_environment",
+    "contract_uniform",
     "dynamics_step",
     "propagate",
     "propagate_batch",
@@ -42,14 +43,26 @@ class Step(NamedTuple):
     caps: Any
 
 
+def _contract_rank3(moved: np.ndarray, by_index: np.ndarray) -> np.ndarray:
+    """``out[..., f, x] = sum_p moved[..., p, x] T[p, f, x]`` with ``by_index[x] = T[:, :, x]``: one
+    matrix-vector product per system index ``x`` (BLAS), not a generic einsum loop."""
+    rows = np.swapaxes(moved, -1, -2)[..., :, None, :]  # (..., x, 1, p)
+    return np.swapaxes(np.matmul(rows, by_index)[..., 0, :], -1, -2)
+
+
 def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np.ndarray:
     """Contract the bond leg ``axis`` and the system leg of ``state`` with one MPO tensor (rank 3 or 4)."""
     moved = np.moveaxis(state, axis, -2)
     if tensor.ndim == 3:
-        moved = np.einsum("...px,pfx->...fx", moved, tensor)
+        moved = _contract_rank3(moved, np.transpose(tensor, (2, 0, 1)))
     else:
         moved = np.einsum("...pi,pfio->...fo", moved, tensor)
     return np.moveaxis(moved, -2, axis)
+
+
+def contract_uniform(state: np.ndarray, cell: np.ndarray, axis: int) -> np.ndarray:
+    """:func:`contract_environment` with a uniform environment's cell, stored as ``cell[x, p, f]``."""
+    return np.moveaxis(_contract_rank3(np.moveaxis(state, axis, -2), cell), -2, axis)
 
 
 def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
@@ -72,7 +85,10 @@ def dynamics_step(carry: Tuple[Any, Any, Any], step: Step) -> Tuple[Any, np.ndar
     for axis, tensor in enumerate(step.tensors):
         if axis > 0:
             state = state @ links[axis - 1]
-        state = contract_environment(state, tensor if uniform[axis] is None else uniform[axis].cell, axis)
+        if uniform[axis] is None:
+            state = contract_environment(state, tensor, axis)
+        else:
+            state = contract_uniform(state, uniform[axis].cell, axis)
     state = state @ step.leave
     return (state, links, uniform), rho
 

@@ -138,7 +138,8 @@ def uniform_influence(
     stationary = dkmax + int(np.ceil(extra / parameters.dt)) + 1  # a step whose memory tail is complete
     for lag in range(dkmax, 0, -1):
         gate = _extended(influences.get(lag, stationary), lanes)
-        pair = np.einsum("lvm,mdr->ldvr", v_site, d_site) * gate[None, :, :, None]  # gated and swapped
+        # the pair (v, d), gated and swapped to (d, v)
+        pair = np.transpose(np.tensordot(v_site, d_site, axes=1), (0, 2, 1, 3)) * gate[None, :, :, None]
         bond, paths_d, paths_v, right = pair.shape
         theta = (weights_before[:, None, None, None] * pair).reshape(bond * paths_d, paths_v * right)
         _, values, vh = np.linalg.svd(theta, full_matrices=False)
@@ -148,14 +149,14 @@ def uniform_influence(
         discarded = max(discarded, float(np.sqrt(np.sum(values[rank:] ** 2)) / values[0]))
         norm = float(np.linalg.norm(values[:rank]))
         v_site = vh[:rank].reshape(rank, paths_v, right)
-        d_site = np.einsum("ldvr,svr->lds", pair, v_site.conj()) / norm
+        d_site = np.tensordot(pair, v_site.conj(), axes=((2, 3), (1, 2))) / norm
         weights_before = values[:rank] / norm
         ranks.append(rank)
         if progress is not None:
             progress.update(len(ranks))
     # below the last layer both legs of a time hold its own path index
-    pair = np.einsum("lwm,mcr->lwcr", v_site[:, : west.shape[0], :], d_site[:, : north.shape[0], :])
-    cell = np.einsum("lwcr,wa,ca,a->lar", pair, west, north, influences.self_influence)
+    pair = np.tensordot(v_site[:, : west.shape[0], :], d_site[:, : north.shape[0], :], axes=1)
+    cell = np.einsum("lwcr,wa,ca,a->lar", pair, west, north, influences.self_influence, optimize=True)
     empty = v_site[:, lanes.empty_west, :] @ d_site[:, lanes.empty_north, :]
     cell, left, right_vector = boundary_vectors(cell, empty, weights)
     return UniformInfluence(cell, left, right_vector, ranks, discarded, cutoff_influence)

@@ -31,9 +31,9 @@ DENSE_LIMIT = 400
 
 
 def _contract(state: np.ndarray, cell: np.ndarray, axis: int) -> np.ndarray:
-    """Contract bond leg ``axis`` (counted after the batch axis) and the system leg with a rank-3 cell."""
-    moved = np.moveaxis(state, axis + 1, -2)
-    moved = np.einsum("...px,pfx->...fx", moved, cell)
+    """Contract bond leg ``axis`` (counted after the batch axis) and the system leg with ``cell[x, p, f]``."""
+    moved = np.swapaxes(np.moveaxis(state, axis + 1, -2), -1, -2)[..., :, None, :]
+    moved = np.swapaxes(np.matmul(moved, cell)[..., 0, :], -1, -2)
     return np.moveaxis(moved, -2, axis + 1)
 
 
@@ -85,7 +85,7 @@ def compute_steady_state(
     enter, leave = matrices.enter[0], matrices.leave[0]
     cells = [env.uniform.cell for env in environments if env.uniform is not None]
     caps = [env.uniform.cap for env in environments if env.uniform is not None]
-    shape = tuple(cell.shape[0] for cell in cells) + (dim * dim,)
+    shape = tuple(cell.shape[1] for cell in cells) + (dim * dim,)
     size = int(np.prod(shape))
 
     def step(vectors: np.ndarray) -> np.ndarray:
