@@ -32,6 +32,7 @@ of TEMPO (:func:`oqupy._mps.truncation_rank`, degeneracy rule included), so ``ep
 contraction*, Phys. Rev. Lett. 132, 200403 (2024).
 """
 
+import math
 from typing import Any, List, NamedTuple, Optional
 
 import numpy as np
@@ -135,7 +136,8 @@ def uniform_influence(
     discarded, cutoff_influence = 0.0, 0.0
     parameters = influences.parameters
     extra = parameters.add_correlation_time or 0.0
-    stationary = dkmax + int(np.ceil(extra / parameters.dt)) + 1  # a step whose memory tail is complete
+    # a step whose memory tail has its full length (an infinite tail: every step's is shorter)
+    stationary: Any = math.inf if math.isinf(extra) else dkmax + int(math.ceil(extra / parameters.dt)) + 1
     for lag in range(dkmax, 0, -1):
         gate = _extended(influences.get(lag, stationary), lanes)
         # the pair (v, d), gated and swapped to (d, v)
