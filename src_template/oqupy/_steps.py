@@ -178,8 +178,8 @@ def tempo_step(
     propagated = current @ operators.into[index].T
     new, carry, overflow = _zip_up(sites, carry, lines, first, count, epsrel, capacity)
     line_end = close_line(carry, propagated, operators.west, operators.self_influence)
-    site, to_state = new_sites(line_end, operators.north, operators.out_of[index])
-    left, right, rank = split_capped(to_state.T, epsrel, capacity, True)
+    site, newest = new_sites(line_end, operators.north, operators.out_of[index])
+    left, right, rank = split_capped(newest, epsrel, capacity, True)
     new = replace(new, step % ring, np.tensordot(site, left, axes=1))
     identity = np.identity(left.shape[1], dtype=np.complex128)
     new, left, top = _sweep(new, step, count + 1, identity, epsrel, capacity)

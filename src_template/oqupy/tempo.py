@@ -153,7 +153,9 @@ class Tempo(BaseAPIClass):
 
     def _oldest_line(self, memory: int) -> np.ndarray:
         """The influence of distance ``memory`` at this step (the memory tail), on the device once per value."""
-        matrix = self._influences.get(memory, self._step)
+        # before the memory is full the oldest site is younger: the matrix is unused (any of the right shape)
+        step = max(self._step, memory)
+        matrix = self._influences.get(memory, step)
         key = matrix.tobytes()
         if key not in self._oldest_lines:
             self._oldest_lines[key] = np.asarray(matrix)
@@ -179,7 +181,7 @@ class Tempo(BaseAPIClass):
                 break
             self._capacity = _steps.capacity_for(self._capacity + 1)
             paths = self._influences.north.shape[0]
-            sites, current = _steps.resize_ring(sites, current, memory + 1, self._capacity, paths)
+            self._sites, self._current = _steps.resize_ring(sites, current, memory + 1, self._capacity, paths)
         self._sites, self._current = sites, current
         self._max_bond = max(self._max_bond, int(top))
         self._step += 1
