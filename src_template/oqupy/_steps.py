@@ -9,8 +9,8 @@ the memory) is the same program with a shorter trip count.
 - ``oqupy_jax``: the ring is one stacked array whose bonds are padded to a static ``capacity``; each step is one
   compiled program (``jax.jit`` of ``fori_loop``/``cond``), the kept rank is decided on the device
   (:func:`oqupy._mps.kept_rank`) and applied as a mask, and the ring and current buffers are donated.  A split
-  whose kept rank exceeds ``capacity`` sets the returned ``overflow`` flag; the step then returns its input
-  state unchanged, and the caller pads the state to a larger capacity and runs the step again.
+  whose kept rank exceeds ``capacity`` is an overflow: the step reports the rank it needed and returns its input
+  state unchanged, and the caller pads the state to the capacity of that rank and runs the step again.
 
 Singular values of zero padding are exactly zero (or rounding noise far below any kept value), so the padded
 and the exact computation keep the same subspaces.
@@ -22,15 +22,39 @@ import numpy as np
 
 from oqupy._codegen import BACKEND, kernel
 from oqupy._loops import cond, fori_loop, replace
-from oqupy._mps import absorb, close_line, new_sites, split_capped, stored, sum_site, unit, zip_site
+from oqupy._mps import (
+    absorb,
+    close_leg,
+    close_line,
+    new_sites,
+    split_capped,
+    stored,
+    sum_site,
+    unit,
+    zip_leg,
+    zip_site,
+)
 
 __runs_on__ = "device"
 
-__all__ = ["UNBOUNDED", "initial_capacity", "CAPACITIES", "TempoOperators", "capacity_for", "resize_ring", "steps_bucket", "tempo_step"]
+__all__ = [
+    "CAPACITIES",
+    "PtOperators",
+    "TempoOperators",
+    "UNBOUNDED",
+    "capacity_for",
+    "initial_capacity",
+    "legs_ring",
+    "pt_step",
+    "resize_ring",
+    "steps_bucket",
+    "tempo_step",
+]
 
-CAPACITIES = (8, 16, 24, 32, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 448, 512, 640, 768, 1024)
-"""Bond capacities of the compiled steps (``oqupy_jax``): roughly 1.25-1.5x apart, so that a run compiles its step
-for a handful of capacities while the padding, whose SVD cost grows with the cube of the bond, stays moderate."""
+CAPACITIES = (4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 512)
+"""Bond capacities of the compiled steps (``oqupy_jax``): fine steps for small bonds, where the padding of every
+SVD (whose cost grows with the cube of the bond) dominates a CPU run, about 1.25x apart beyond 64.  A run
+compiles its step once per capacity it reaches (the canonical TEMPO run: 4, 8, 12, 16, 20)."""
 
 
 UNBOUNDED = 2**62
@@ -90,21 +114,24 @@ class TempoOperators(NamedTuple):
 def _zip_up(
     sites: Any, carry: np.ndarray, lines: np.ndarray, first: Any, count: Any, epsrel: float, capacity: int
 ) -> Tuple[Any, np.ndarray, np.ndarray]:
-    """The influence line of the new time through the ``count`` past sites, oldest (time ``first``) first."""
+    """The influence line of the new time through the ``count`` past sites, oldest (time ``first``) first.
+
+    Returns the new sites, the carry at the end of the line and the largest kept rank (above ``capacity``: the
+    bonds overflowed)."""
     ring = len(sites)
     line = carry.shape[2]
 
     def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
-        sites, carry, overflow = state
+        sites, carry, needed = state
         slot = (first + index) % ring
         site = sites[slot]
         theta = zip_site(carry, site, lines[count - index - 1])
         left, right, rank = split_capped(theta, epsrel, capacity, False)
         sites = replace(sites, slot, left.reshape(carry.shape[0], site.shape[1], left.shape[1]))
         carry = right.reshape(right.shape[0], site.shape[2], line)
-        return sites, carry, overflow | (rank > capacity)
+        return sites, carry, np.maximum(needed, rank)
 
-    return fori_loop(0, count, body, (sites, carry, np.array(False)))
+    return fori_loop(0, count, body, (sites, carry, np.array(1)))
 
 
 def _sweep(
@@ -164,8 +191,8 @@ def tempo_step(
     ``min(step, K)`` sites of times ``step - count ... step - 1`` are valid), ``current[l, x]`` the current site,
     ``index`` the position of this step in ``operators.into`` / ``out_of``, and ``oldest_line`` the influence of
     distance ``K`` at this step (with the memory tail, if any).  Returns the new ring and current site, the
-    density matrix of time ``step + 1``, the largest kept rank of the sweep and the overflow flag (``oqupy_jax``:
-    a zip-up rank above ``capacity``; the state is then returned unchanged).
+    density matrix of time ``step + 1``, the largest kept rank of the sweep and the largest of the zip-up
+    (``oqupy_jax``: above ``capacity`` the bonds overflowed and the state is returned unchanged).
     """
     ring = len(sites)
     memory = ring - 1
@@ -176,7 +203,7 @@ def tempo_step(
     bond = stored(1, capacity)
     carry = np.einsum("lr,w->lrw", np.identity(bond, dtype=np.complex128), np.ones(line, dtype=np.complex128))
     propagated = current @ operators.into[index].T
-    new, carry, overflow = _zip_up(sites, carry, lines, first, count, epsrel, capacity)
+    new, carry, needed = _zip_up(sites, carry, lines, first, count, epsrel, capacity)
     line_end = close_line(carry, propagated, operators.west, operators.self_influence)
     site, newest = new_sites(line_end, operators.north, operators.out_of[index])
     left, right, rank = split_capped(newest, epsrel, capacity, True)
@@ -191,5 +218,116 @@ def tempo_step(
     )
     dim = round(current.shape[1] ** 0.5)
     state = (vector @ right).reshape(dim, dim)
-    sites, current = cond(overflow, _first, _second, (sites, current), (new, right))
-    return sites, current, state, np.maximum(top, rank), overflow
+    sites, current = cond(needed > capacity, _first, _second, (sites, current), (new, right))
+    return sites, current, state, np.maximum(top, rank), needed
+
+
+class PtOperators(NamedTuple):
+    """The constant tensors of one PT-TEMPO run (device-resident in ``oqupy_jax``)."""
+
+    lines: np.ndarray  # influences of step distances 1 ... K, lines[dk - 1][north, west]
+    west: np.ndarray  # west class projectors west[w, a]
+    north: np.ndarray  # north class projectors north[c, a]
+    self_influence: np.ndarray  # I0[a]
+
+
+def _ones_leg(bond: int, line: int) -> np.ndarray:
+    """The open leg of a time no line has reached yet: ``leg[0, w, 0] = 1`` (bonds of dimension 1, padded)."""
+    return np.einsum("l,w,r->lwr", unit(bond), np.ones(line, dtype=np.complex128), unit(bond))
+
+
+def legs_ring(slots: int, capacity: int, line: int) -> Any:
+    """A ring of ``slots`` open legs, each a ones leg (stacked and padded to ``capacity`` in ``oqupy_jax``)."""
+    leg = _ones_leg(stored(1, capacity), line)
+    if BACKEND == "jax":
+        return np.broadcast_to(leg, (slots,) + leg.shape)
+    else:
+        return [leg] * slots
+
+
+def _zip_legs(
+    legs: Any, carry: np.ndarray, lines: np.ndarray, step: Any, count: Any, epsrel: float, capacity: int
+) -> Tuple[Any, np.ndarray, np.ndarray]:
+    """PT-TEMPO, right to left: the line of time ``step`` through the legs of ``step + count ... step + 1``."""
+    ring = len(legs)
+    line = lines.shape[2]
+
+    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
+        legs, carry, needed = state
+        lag = count - index
+        slot = (step + lag) % ring
+        leg = legs[slot]
+        theta = zip_leg(carry, leg, lines[lag - 1])
+        weights, leg_new, rank = split_capped(theta, epsrel, capacity, True)
+        legs = replace(legs, slot, leg_new.reshape(leg_new.shape[0], line, carry.shape[2]))
+        carry = weights.reshape(leg.shape[0], carry.shape[1], leg_new.shape[0])
+        return legs, carry, np.maximum(needed, rank)
+
+    return fori_loop(0, count, body, (legs, carry, np.array(1)))
+
+
+def _sweep_legs(
+    site: np.ndarray, legs: Any, step: Any, count: Any, epsrel: float, capacity: int
+) -> Tuple[np.ndarray, Any, np.ndarray]:
+    """PT-TEMPO, left to right: the finished site and the legs ``step + 1 ... step + count`` made left-canonical
+    (each bond truncated once, in canonical form); the last leg keeps the remainder."""
+    ring = len(legs)
+    left, paths, right = site.shape
+    isometry, weights, top = split_capped(site.reshape(left * paths, right), epsrel, capacity, False)
+    site = isometry.reshape(left, paths, isometry.shape[1])
+
+    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
+        legs, weights, top = state
+        slot = (step + 1 + index) % ring
+        leg = absorb(weights, legs[slot])
+        left, classes, right = leg.shape
+        isometry, weights, rank = split_capped(leg.reshape(left * classes, right), epsrel, capacity, False)
+        legs = replace(legs, slot, isometry.reshape(left, classes, isometry.shape[1]))
+        return legs, weights, np.maximum(top, rank)
+
+    legs, weights, top = fori_loop(0, count - 1, body, (legs, weights, top))
+    last = (step + count) % ring
+    return site, replace(legs, last, absorb(weights, legs[last])), top
+
+
+def _unsplit(site: np.ndarray, legs: Any) -> Tuple[np.ndarray, Any, np.ndarray]:
+    """The last step of a process tensor: no legs are left, the site is kept as it is."""
+    return site, legs, np.array(1)
+
+
+@kernel(static=("capacity",), donate=("legs",))
+def pt_step(
+    legs: Any,
+    step: Any,
+    final: Any,
+    oldest_line: np.ndarray,
+    operators: PtOperators,
+    epsrel: float,
+    capacity: int,
+) -> Tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    """One PT-TEMPO step: finish the site of time ``step`` (the last time of the process tensor is ``final``).
+
+    ``legs`` is the ring of open legs (``K + 1`` slots for a memory of ``K`` steps: the leg of time ``t`` in slot
+    ``t % (K + 1)``), ``oldest_line`` the influence of distance ``K`` at this step (with the memory tail, if any).
+    Returns the new ring (the slot of ``step`` holds a fresh ones leg for time ``step + K + 1``), the finished
+    site ``site[l, a, r]``, the largest kept rank, and the largest zip-up rank (``oqupy_jax``: above
+    ``capacity`` the bonds overflowed and the ring is returned unchanged).
+    """
+    ring = len(legs)
+    memory = ring - 1
+    count = np.minimum(memory, final - step)
+    lines = replace(operators.lines, memory - 1, oldest_line)
+    bond = stored(1, capacity)
+    north = operators.north.shape[0]
+    carry = np.einsum("l,c,x->lcx", unit(bond), np.ones(north, dtype=np.complex128), unit(bond))
+    new, carry, needed = _zip_legs(legs, carry, lines, step, count, epsrel, capacity)
+    own = step % ring
+    site = close_leg(carry, new[own], operators.west, operators.north, operators.self_influence)
+
+    def sweep(site: np.ndarray, legs: Any) -> Tuple[np.ndarray, Any, np.ndarray]:
+        return _sweep_legs(site, legs, step, count, epsrel, capacity)
+
+    site, new, top = cond(count > 0, sweep, _unsplit, site, new)
+    new = replace(new, own, _ones_leg(bond, operators.west.shape[0]))
+    legs = cond(needed > capacity, _first, _second, legs, new)
+    return legs, site, np.maximum(top, needed), needed

@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
-from oqupy import _mps, config, operators
+from oqupy import _steps, config, operators
 from oqupy._checks import float_time, is_identity
 from oqupy._codegen import host
 from oqupy._influences import Influences
@@ -48,8 +48,15 @@ def _export_tensors(sites: List[Any]) -> List[np.ndarray]:
     the stored process tensor has the same, exact bond dimensions in both packages.
     """
     tensors = [np.asarray(site).transpose(0, 2, 1) for site in sites]
+    if tensors:  # the outer bonds have dimension 1 (padded in oqupy_jax)
+        tensors[0] = tensors[0][:1]
+        tensors[-1] = tensors[-1][:, :1]
     for step in range(len(tensors) - 1):
         left, right = tensors[step], tensors[step + 1]
+        # oqupy_jax: a site finished before the bond capacity grew has fewer (zero) padding indices
+        size = max(left.shape[1], right.shape[0])
+        left = np.pad(left, ((0, 0), (0, size - left.shape[1]), (0, 0)))
+        right = np.pad(right, ((0, size - right.shape[0]), (0, 0), (0, 0)))
         norms_left = np.sqrt(np.sum(np.abs(left) ** 2, axis=(0, 2)))
         norms_right = np.sqrt(np.sum(np.abs(right) ** 2, axis=(1, 2)))
         used = (norms_left > NEGLIGIBLE_BOND * norms_left.max()) & (
@@ -122,7 +129,8 @@ class PtTempo(BaseAPIClass):
             self._transform_in = np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T
             self._transform_out = np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T
         self._sites: list = []  # finished sites site[l, a, r], left-canonical
-        self._legs: list = []  # the open legs leg[l, w, r] of the next times, orthogonality centre last
+        self._legs: Any = None  # ring of the open legs leg[l, w, r] of the next times (oqupy._steps)
+        self._capacity = _steps.initial_capacity(self._influences.west.shape[0])
         self._step = 0
         self._max_bond = 1
         self._process_tensor: Optional[BaseProcessTensor] = None
@@ -162,36 +170,47 @@ class PtTempo(BaseAPIClass):
         return self._process_tensor
 
     def _compute_step(self) -> None:
-        """Finish the site of time ``n``: its influences with the later times, then its bond to the future."""
-        influences, epsrel = self._influences, self._parameters.epsrel
-        step, dkmax, legs = self._step, self._parameters.dkmax, list(self._legs)
-        last = self._num_steps - 1 if dkmax is None else min(step + dkmax, self._num_steps - 1)
-        west, north = influences.west, influences.north
-        legs += [np.ones((1, west.shape[0], 1), dtype=config.NpDtype)] * (last - step + 1 - len(legs))
-        # right to left: the line of time n (north class c) through the legs of times n+K ... n+1
-        carry = np.ones((1, north.shape[0], 1), dtype=config.NpDtype)
-        max_rank = 1
-        for lag in range(len(legs) - 1, 0, -1):
-            bond = legs[lag].shape[0]
-            theta = _mps.zip_leg(carry, legs[lag], influences.get(lag, step + lag))
-            weights, leg, rank = _mps.split(theta, epsrel, weights_left=True)
-            legs[lag] = leg.reshape(leg.shape[0], west.shape[0], carry.shape[2])
-            carry = weights.reshape(bond, north.shape[0], leg.shape[0])
-            max_rank = max(max_rank, rank)
-        site = _mps.close_leg(carry, legs[0], west, north, influences.self_influence)
-        # left to right: the finished site and the legs become left-canonical, the optimal truncation of
-        # every bond (everything to its left is an isometry, everything to its right was made one above)
-        chain = [site, *legs[1:]]
-        for index in range(len(chain) - 1):
-            left, classes, right = chain[index].shape
-            isometry, weights, rank = _mps.split(chain[index].reshape(left * classes, right), epsrel)
-            chain[index] = isometry.reshape(left, classes, isometry.shape[1])
-            chain[index + 1] = _mps.absorb(weights, chain[index + 1])
-            max_rank = max(max_rank, rank)
-        self._sites.append(chain[0])
-        self._legs = chain[1:]
-        self._max_bond = max(self._max_bond, max_rank)
-        self._step = step + 1
+        """Finish the site of time ``n``: its influences with the later times, then its bond to the future.
+
+        One kernel call (:func:`oqupy._steps.pt_step`), re-run from the same legs with a larger bond capacity if
+        the bonds overflowed (``oqupy_jax``).
+        """
+        influences, dkmax, final = self._influences, self._parameters.dkmax, self._num_steps - 1
+        memory = final if dkmax is None else min(dkmax, final)
+        line = influences.west.shape[0]
+        if self._legs is None:
+            self._legs = _steps.legs_ring(memory + 1, self._capacity, line)
+            self._operators = _steps.PtOperators(
+                np.asarray(influences.stack[:memory]),
+                np.asarray(influences.west),
+                np.asarray(influences.north),
+                np.asarray(influences.self_influence),
+            )
+            self._oldest_lines: dict = {}
+        # the influence of distance K at this step (the memory tail); unused once fewer than K legs are left
+        matrix = influences.get(memory, self._step + memory)
+        key = matrix.tobytes()
+        if key not in self._oldest_lines:
+            self._oldest_lines[key] = np.asarray(matrix)
+        while True:
+            legs, site, rank, needed = _steps.pt_step(
+                self._legs,
+                self._step,
+                final,
+                self._oldest_lines[key],
+                self._operators,
+                self._parameters.epsrel,
+                self._capacity,
+            )
+            top, largest = np.stack([rank, needed]).tolist()  # the step's one transfer to the host
+            if largest <= self._capacity:
+                break
+            self._capacity = _steps.capacity_for(largest)
+            self._legs, _ = _steps.resize_ring(legs, np.zeros((1, 1)), memory + 1, self._capacity, line)
+        self._legs = legs
+        self._sites.append(site)
+        self._max_bond = max(self._max_bond, int(top))
+        self._step += 1
 
     def _assemble(self) -> BaseProcessTensor:
         """The process tensor, normalised so that ``cap_0 = 1`` (the initial state is read back exactly)."""
@@ -201,6 +220,7 @@ class PtTempo(BaseAPIClass):
         pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
         tensors = _export_tensors(self._sites)
         self._sites = []  # at most two copies of the MPS at any time: the sites, then the exported tensors
+        self._legs = None
         for step, tensor in enumerate(tensors):
             pt.set_mpo_tensor(step, tensor, copy=False)
         pt.compute_caps()

@@ -166,7 +166,7 @@ class Tempo(BaseAPIClass):
         memory = len(self._sites) - 1
         oldest = self._oldest_line(memory)
         while True:
-            sites, current, state, rank, overflow = _steps.tempo_step(
+            sites, current, state, rank, needed = _steps.tempo_step(
                 self._sites,
                 self._current,
                 self._step,
@@ -176,10 +176,10 @@ class Tempo(BaseAPIClass):
                 self._parameters.epsrel,
                 self._capacity,
             )
-            top, failed = np.stack([rank, overflow]).tolist()
-            if not failed:
+            top, largest = np.stack([rank, needed]).tolist()  # the step's one transfer to the host
+            if largest <= self._capacity:
                 break
-            self._capacity = _steps.capacity_for(self._capacity + 1)
+            self._capacity = _steps.capacity_for(largest)
             paths = self._influences.north.shape[0]
             self._sites, self._current = _steps.resize_ring(sites, current, memory + 1, self._capacity, paths)
         self._sites, self._current = sites, current
