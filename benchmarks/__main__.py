@@ -3,6 +3,7 @@
     python -m benchmarks                                   # every scenario, both generated packages
     python -m benchmarks --oqupy /path/to/oqupy-venv/bin/python
     python -m benchmarks --scenario tempo_canonical --scenario qutrit --rounds 3
+    python -m benchmarks --device [--quick]                # accelerator check (benchmarks/device.py)
 
 Each (scenario group, package) pair runs in a fresh worker process (``benchmarks/worker.py``); rounds
 interleave the packages so that machine noise hits all of them alike.  Prints a table of medians and ratios and
@@ -172,6 +173,11 @@ def print_table(summary: dict) -> str:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--device" in argv:  # the accelerator check: benchmarks/device.py
+        from benchmarks.device import main as device_main
+
+        return device_main([a for a in argv if a != "--device"])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all)")
     parser.add_argument("--package", action="append", choices=("numpy", "jax"), help="default: both")
