@@ -28,6 +28,7 @@ GROUPS = [
     ["tempo_canonical"],
     ["tempo_200"],
     ["tempo_tight"],
+    ["tempo_162"],
     ["qutrit"],
     ["pt_build"],
     ["pt_dynamics", "batch", "batch_loop"],

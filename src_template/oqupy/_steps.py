@@ -51,7 +51,19 @@ __all__ = [
     "tempo_step",
 ]
 
-CAPACITIES = (4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 512)
+CAPACITIES = (4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64) + (
+    80,
+    96,
+    112,
+    128,
+    160,
+    192,
+    224,
+    256,
+    320,
+    384,
+    512,
+)
 """Bond capacities of the compiled steps (``oqupy_jax``): fine steps for small bonds, where the padding of every
 SVD (whose cost grows with the cube of the bond) dominates a CPU run, about 1.25x apart beyond 64.  A run
 compiles its step once per capacity it reaches (the canonical TEMPO run: 4, 8, 12, 16, 20)."""
@@ -82,7 +94,9 @@ def steps_bucket(count: int) -> int:
     return 1 << max(count - 1, 0).bit_length()
 
 
-def resize_ring(sites: Any, current: np.ndarray, slots: int, capacity: int, paths: int) -> Tuple[Any, np.ndarray]:
+def resize_ring(
+    sites: Any, current: np.ndarray, slots: int, capacity: int, paths: int
+) -> Tuple[Any, np.ndarray]:
     """The ring grown to ``slots`` slots (new slots at the end) and, in ``oqupy_jax``, bonds padded to ``capacity``.
 
     Valid while no time has wrapped around the ring yet (the memory grows only before the cut-off is reached).
