@@ -13,7 +13,7 @@ Truncation (relative Frobenius criterion): keep the smallest ``chi`` with
 compiled shapes stays small; ``oqupy_numpy`` keeps exact shapes.
 """
 
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 import scipy.linalg
@@ -188,7 +188,7 @@ def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @kernel(static=("size", "weights_left"))
 def truncate(
-    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: int, size: int, weights_left: bool
+    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: Any, size: int, weights_left: bool
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Keep ``size`` singular triplets (zero-padded if there are fewer), weighting all beyond ``rank`` by 0.
 
