@@ -3,6 +3,7 @@
     python -m benchmarks                                   # every scenario, both generated packages
     python -m benchmarks --oqupy /path/to/oqupy-venv/bin/python
     python -m benchmarks --scenario tempo_canonical --scenario qutrit --rounds 3
+    python -m benchmarks --device [--quick]                # accelerator check (benchmarks/device.py)
 
 Each (scenario group, package) pair runs in a fresh worker process (``benchmarks/worker.py``); rounds
 interleave the packages so that machine noise hits all of them alike.  Prints a table of medians and ratios and
@@ -27,16 +28,42 @@ GROUPS = [
     ["tempo_canonical"],
     ["tempo_200"],
     ["tempo_tight"],
+    ["tempo_162"],
     ["qutrit"],
     ["pt_build"],
     ["pt_dynamics", "batch", "batch_loop"],
 ]
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+"""BLAS/OpenMP thread counts pinned in every worker (all packages alike)."""
+
+
+def pinned_environment(threads: int) -> dict:
+    """Environment variables that pin BLAS, OpenMP and XLA's CPU threads to ``threads`` (0: leave as is)."""
+    if threads <= 0:
+        return {}
+    env = {name: str(threads) for name in THREAD_VARIABLES}
+    flags = os.environ.get("XLA_FLAGS", "")
+    if threads == 1:
+        flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    else:
+        flags += f" intra_op_parallelism_threads={threads}"
+    env["XLA_FLAGS"] = flags.strip()
+    return env
+
+
 OQUPY_BATCH = 16
 """OQuPy runs the batch scenarios on this many Hamiltonians; its time is scaled to the full batch."""
 
 
 def run_worker(
-    python: str, package: str, names: list, repeats: int, profile: bool, batch_size: int, timeout: float
+    python: str,
+    package: str,
+    names: list,
+    repeats: int,
+    profile: bool,
+    batch_size: int,
+    timeout: float,
+    threads: int = 1,
 ) -> list:
     command = [python, "-m", "benchmarks.worker", "--package", package, "--repeats", str(repeats)]
     command += ["--batch-size", str(batch_size)]
@@ -45,6 +72,7 @@ def run_worker(
     if profile:
         command.append("--profile")
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", ""))
+    env.update(pinned_environment(threads))
     try:
         completed = subprocess.run(
             command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
@@ -76,7 +104,11 @@ def summarise(records: list) -> dict:
             warm_runs = [min(r["times_s"][1:]) for r in runs if len(r["times_s"]) > 1]
             warm = statistics.median(warm_runs) * scale if warm_runs else cold
             fractions = [r["linalg_fraction"] for r in runs if "linalg_fraction" in r]
+            compile_s = [r["compile_s"][0] for r in runs if r.get("compile_s")]
+            compilations = [r["compilations"][0] for r in runs if r.get("compilations")]
             summary.setdefault(scenario, {})[package] = {
+                "compile_s": statistics.median(compile_s) if compile_s else None,
+                "compilations": max(compilations) if compilations else None,
                 "cold_s": cold,
                 "warm_s": warm,
                 "max_bond": runs[0].get("max_bond"),
@@ -98,7 +130,8 @@ def _fmt(value, digits=3):
 def print_table(summary: dict) -> str:
     header = (
         "| scenario | numpy warm [s] | jax cold [s] | jax warm [s] | OQuPy [s] | jax/numpy | numpy/OQuPy | "
-        "jax/OQuPy | max bond (np/jax/OQuPy) | LAPACK/BLAS share (np/OQuPy) | peak RSS MB (np/jax/OQuPy) |"
+        "jax/OQuPy | max bond (np/jax/OQuPy) | LAPACK/BLAS share (np/OQuPy) | peak RSS MB (np/jax/OQuPy) | "
+        "jax compile [s] (programs) |"
     )
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for scenario in SCENARIOS:
@@ -108,7 +141,7 @@ def print_table(summary: dict) -> str:
         numpy_, jax_, oqupy_ = row.get("oqupy_numpy"), row.get("oqupy_jax"), row.get("oqupy")
 
         def get(entry, key):
-            return None if entry is None else entry[key]
+            return None if entry is None else entry.get(key)
 
         def ratio(a, b):
             return None if a is None or b is None or b == 0 else a / b
@@ -130,6 +163,7 @@ def print_table(summary: dict) -> str:
                     "/".join(_fmt(get(e, "max_bond")) for e in (numpy_, jax_, oqupy_)),
                     "/".join(_fmt(get(e, "linalg_fraction"), 2) for e in (numpy_, oqupy_)),
                     "/".join(_fmt(get(e, "peak_rss_mb"), 4) for e in (numpy_, jax_, oqupy_)),
+                    f"{_fmt(get(jax_, 'compile_s'))} ({_fmt(get(jax_, 'compilations'))})",
                 ]
             )
             + " |"
@@ -140,6 +174,11 @@ def print_table(summary: dict) -> str:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--device" in argv:  # the accelerator check: benchmarks/device.py
+        from benchmarks.device import main as device_main
+
+        return device_main([a for a in argv if a != "--device"])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all)")
     parser.add_argument("--package", action="append", choices=("numpy", "jax"), help="default: both")
@@ -147,6 +186,12 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds (medians over rounds)")
     parser.add_argument("--repeats", type=int, default=2, help="runs per worker: the first is cold")
     parser.add_argument("--profile", action="store_true", help="measure the LAPACK/BLAS share (extra run)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="BLAS/OpenMP/XLA threads per worker, all packages (0: unpinned)",
+    )
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per worker process")
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "results" / "latest.json")
     args = parser.parse_args(argv)
@@ -159,6 +204,10 @@ def main(argv=None) -> int:
         packages.append((args.oqupy, "oqupy", OQUPY_BATCH))
     records = []
     started = time.time()
+    pinning = pinned_environment(args.threads) or {"threads": "not pinned"}
+    print(
+        "thread pinning (every worker): " + ", ".join(f"{k}={v}" for k, v in pinning.items()), file=sys.stderr
+    )
     for round_index in range(args.rounds):
         for group in GROUPS:
             names = [name for name in group if name in wanted]
@@ -181,11 +230,12 @@ def main(argv=None) -> int:
                 )
                 profile = args.profile and package != "oqupy_jax"  # the LAPACK share is a host-side measure
                 records += run_worker(
-                    python, package, run_names, args.repeats, profile, batch_size, args.timeout
+                    python, package, run_names, args.repeats, profile, batch_size, args.timeout, args.threads
                 )
                 args.output.with_suffix(".partial.json").parent.mkdir(parents=True, exist_ok=True)
                 args.output.with_suffix(".partial.json").write_text(json.dumps(records, indent=1))
     summary = summarise(records)
+    print("threads pinned in every worker: " + ", ".join(f"{k}={v}" for k, v in pinning.items()))
     table = print_table(summary)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(
@@ -193,6 +243,7 @@ def main(argv=None) -> int:
             {
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"),
                 "cpu_count": os.cpu_count(),
+                "thread_pinning": pinning,
                 "wall_s": time.time() - started,
                 "records": records,
                 "summary": summary,

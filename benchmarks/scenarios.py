@@ -68,6 +68,21 @@ def _qutrit_setup(oq, options):
     return oq.System(sz + 0.5 * sx), bath, parameters, state, 50
 
 
+def _weak_setup(steps):
+    """OQuPy issue #162's regime: weak coupling (alpha = 0.01) and a tight epsrel, which makes the bonds large."""
+
+    def setup(oq, options):
+        op = oq.operators
+        correlations = oq.PowerLawSD(
+            alpha=0.01, zeta=1, cutoff=CUTOFF, cutoff_type="exponential", temperature=TEMPERATURE
+        )
+        bath = oq.Bath(0.5 * op.sigma("z"), correlations)
+        parameters = oq.TempoParameters(dt=DT, epsrel=1e-8, dkmax=DKMAX)
+        return oq.System(0.5 * op.sigma("x")), bath, parameters, op.spin_dm("up"), steps
+
+    return setup
+
+
 def _pt_build_setup(oq, options):
     system, bath, parameters, state = spin_boson(oq)
     return bath, parameters
@@ -156,6 +171,11 @@ SCENARIOS = {
     ),
     "tempo_200": (_tempo_setup(200, EPSREL), _tempo_run, "the same, 200 steps"),
     "tempo_tight": (_tempo_setup(STEPS, 10**-6.5), _tempo_run, "the same, epsrel 10^-6.5, 100 steps"),
+    "tempo_162": (
+        _weak_setup(40),
+        _tempo_run,
+        "TEMPO spin-boson in OQuPy #162's regime: alpha 0.01, epsrel 1e-8, dkmax 40, 40 steps",
+    ),
     "qutrit": (
         _qutrit_setup,
         _tempo_run,

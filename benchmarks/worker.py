@@ -19,6 +19,7 @@ import resource
 import sys
 import time
 
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS")
 LINALG_NAMES = ("svd", "einsum", "dot", "matmul", "eigh", "gesdd", "gesvd", "qr", "solve", "expm")
 
 
@@ -34,10 +35,30 @@ def linalg_fraction(profile: cProfile.Profile) -> float:
     return linalg / total if total > 0 else float("nan")
 
 
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class CompileLog:
+    """XLA compilations in this process (JAX only): count and seconds, from ``jax.monitoring``."""
+
+    def __init__(self, package: str) -> None:
+        self.count, self.seconds = 0, 0.0
+        if package == "oqupy_jax":
+            import jax.monitoring
+
+            jax.monitoring.register_event_duration_secs_listener(self._record)
+
+    def _record(self, event: str, duration: float, **_: object) -> None:
+        if event == COMPILE_EVENT:
+            self.count += 1
+            self.seconds += duration
+
+
 def run(package: str, names: list, repeats: int, profile: bool, batch_size: int) -> list:
     from benchmarks.scenarios import SCENARIOS
 
     oq = importlib.import_module(package)
+    compiles = CompileLog(package)
     records = []
     options = {"batch_size": batch_size}
     for name in names:
@@ -45,17 +66,23 @@ def run(package: str, names: list, repeats: int, profile: bool, batch_size: int)
         start = time.perf_counter()
         context = setup(oq, options)
         setup_time = time.perf_counter() - start
-        times, info = [], {}
+        times, info, compile_counts, compile_seconds = [], {}, [], []
         for _ in range(repeats):
+            count, seconds = compiles.count, compiles.seconds
             start = time.perf_counter()
             info = scenario(oq, context)
             times.append(time.perf_counter() - start)
+            compile_counts.append(compiles.count - count)
+            compile_seconds.append(compiles.seconds - seconds)
         record = {
             "package": package,
             "scenario": name,
             "setup_s": setup_time,
             "times_s": times,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "compilations": compile_counts,
+            "compile_s": compile_seconds,
+            "threads": {name: os.environ.get(name, "") for name in THREAD_VARIABLES},
             **{k: v for k, v in info.items() if not k.startswith("_")},
         }
         if profile:

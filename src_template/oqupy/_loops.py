@@ -1,5 +1,7 @@
-"""Loop primitives: ``scan`` and ``vmap`` are ``jax.lax.scan`` and ``jax.vmap`` in ``oqupy_jax`` and plain Python
-loops in ``oqupy_numpy``.
+"""Loop primitives: ``scan``, ``fori_loop``, ``cond`` and ``vmap`` are ``jax.lax.scan``, ``jax.lax.fori_loop``,
+``jax.lax.cond`` and ``jax.vmap`` in ``oqupy_jax`` and plain Python loops and branches in ``oqupy_numpy``;
+``replace`` writes one entry of a sequence of tensors (``.at[index].set`` on a stacked array in ``oqupy_jax``, a
+new list in ``oqupy_numpy``).
 
 Template code never converts loops automatically; a step loop whose carry has a fixed shape is written once
 as ``carry, ys = scan(step, carry, xs)`` and each package gets its natural form.
@@ -11,6 +13,13 @@ the ``y`` (one array) are stacked along a new first axis.  In ``oqupy_numpy`` th
 lists of arrays of different shapes (exact bond dimensions) and the carry may change shape from step to
 step; in ``oqupy_jax`` the leaves are stacked arrays and the carry keeps its shape and dtype (pad first).
 
+``fori_loop(lower, upper, body, init)`` returns ``body(upper - 1, ... body(lower, init))``; the bounds may be
+traced integers in ``oqupy_jax`` (a while loop: one compilation for every trip count), and in ``oqupy_numpy`` the
+carry may change shape from one index to the next.  ``cond(pred, if_true, if_false, *operands)`` calls one of the
+two functions (in ``oqupy_jax`` both must return the same shapes).  ``replace(items, index, value)`` returns
+``items`` with entry ``index`` replaced: a stacked array in ``oqupy_jax`` (``value`` has the entries' padded
+shape), a list of arrays of any shapes (or an array) in ``oqupy_numpy``; ``items`` itself is never written.
+
 ``vmap(function, in_axes)`` maps ``function`` over axis 0 of the arguments whose ``in_axes`` entry is 0 (``None``:
 shared; nested tuples follow nested tuple arguments) and stacks each output (an array or a tuple of arrays)
 along a new first axis.
@@ -20,11 +29,18 @@ from oqupy._codegen import BACKEND
 
 __runs_on__ = "device"
 
-__all__ = ["scan", "vmap"]
+__all__ = ["cond", "fori_loop", "replace", "scan", "vmap"]
 
 if BACKEND == "jax":
+    from typing import Any
+
     from jax import vmap
-    from jax.lax import scan
+    from jax.lax import cond, fori_loop, scan
+
+    def replace(items: Any, index: Any, value: Any) -> Any:
+        """``items`` (a stacked array) with entry ``index`` set to ``value``."""
+        return items.at[index].set(value)
+
 else:
     from typing import Any, Callable, Tuple
 
@@ -51,6 +67,23 @@ else:
             carry, y = step(carry, _slice(xs, index))
             ys.append(y)
         return carry, np.stack(ys) if ys else np.zeros((0,))
+
+    def fori_loop(lower: Any, upper: Any, body: Callable[[int, Any], Any], init: Any) -> Any:
+        """``body(index, carry)`` for ``index = lower ... upper - 1``: a plain loop."""
+        carry = init
+        for index in range(int(lower), int(upper)):
+            carry = body(index, carry)
+        return carry
+
+    def cond(pred: Any, if_true: Callable[..., Any], if_false: Callable[..., Any], *operands: Any) -> Any:
+        """``if_true(*operands)`` if ``pred`` else ``if_false(*operands)``: a plain branch."""
+        return if_true(*operands) if bool(pred) else if_false(*operands)
+
+    def replace(items: Any, index: Any, value: Any) -> Any:
+        """A copy of ``items`` (a list or an array) with entry ``index`` set to ``value``."""
+        items = list(items) if isinstance(items, list) else np.array(items)
+        items[int(index)] = value
+        return items
 
     def _batch_slice(tree: Any, axes: Any, index: int) -> Any:
         if axes is None:

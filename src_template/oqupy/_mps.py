@@ -13,7 +13,7 @@ Truncation (relative Frobenius criterion): keep the smallest ``chi`` with
 compiled shapes stays small; ``oqupy_numpy`` keeps exact shapes.
 """
 
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 import scipy.linalg
@@ -101,6 +101,62 @@ def truncation_rank(values: np.ndarray, epsrel: float) -> int:
     return rank
 
 
+@kernel
+def kept_rank(values: np.ndarray, epsrel: float) -> np.ndarray:
+    """:func:`truncation_rank` as array operations (an integer array of shape ``()``), for use inside kernels.
+
+    The same decision: the smallest rank whose discarded tail has norm ``<= epsrel * s_0`` (at least 1), then
+    extended over the multiplet of the last kept value (``DEGENERACY_RTOL``), and 1 if ``s_0 == 0``.  The
+    extension is the first index ``k >= rank`` that does not continue the multiplet (``s_k == 0`` or
+    ``s_k < s_{k-1} (1 - DEGENERACY_RTOL)``), found with a mask instead of a loop, so no value leaves the device.
+    """
+    size = values.shape[0]
+    discarded = np.sqrt(np.cumsum((values**2)[::-1])[::-1])
+    rank = np.maximum(np.count_nonzero(discarded > epsrel * values[0]), 1)
+    index = np.arange(size)
+    previous = np.concatenate([values[:1], values[:-1]])
+    joins = (index > 0) & (values > 0.0) & (values >= previous * (1.0 - DEGENERACY_RTOL))
+    extended = np.min(np.where((index >= rank) & ~joins, index, size))
+    return np.where(values[0] == 0.0, 1, extended)
+
+
+def stored(exact: int, capacity: int) -> int:
+    """Bond dimension stored for a bond of ``exact`` dimension inside a whole-step kernel.
+
+    ``oqupy_jax``: every bond is padded to the step's ``capacity`` (one compiled step per capacity);
+    ``oqupy_numpy``: the exact dimension.
+    """
+    if BACKEND == "jax":
+        return capacity
+    else:
+        return exact
+
+
+def unit(size: int) -> np.ndarray:
+    """``(1, 0, ..., 0)``: the trivial bond vector (a bond of dimension 1, padded to ``size``)."""
+    vector = np.zeros(size, dtype=np.complex128)
+    vector[0] = 1.0
+    return vector
+
+
+def split_capped(
+    matrix: np.ndarray, epsrel: float, capacity: int, weights_left: bool
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`split` inside a whole-step kernel: the rank is decided on the device (:func:`kept_rank`).
+
+    ``oqupy_jax`` keeps ``capacity`` triplets and masks those beyond the rank (the caller compares the returned
+    rank with ``capacity`` to detect an overflow); ``oqupy_numpy`` keeps exactly ``rank`` triplets.
+    """
+    left, values, right = svd(matrix)
+    rank = kept_rank(values, epsrel)
+    if BACKEND == "jax":
+        size = capacity
+    else:
+        size = int(rank)
+    left, right = truncate(left, values, right, rank, size, weights_left)
+    return left, right, rank
+
+
 def bucket(rank: int) -> int:
     """Bond dimension stored for a kept ``rank``.
 
@@ -132,7 +188,7 @@ def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @kernel(static=("size", "weights_left"))
 def truncate(
-    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: int, size: int, weights_left: bool
+    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: Any, size: int, weights_left: bool
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Keep ``size`` singular triplets (zero-padded if there are fewer), weighting all beyond ``rank`` by 0.
 

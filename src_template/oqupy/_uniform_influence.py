@@ -54,7 +54,9 @@ DENSE_EIG_LIMIT = 600
 class UniformInfluence(NamedTuple):
     """The repeating tensor of a uniform influence functional and what its construction measured."""
 
-    cell: np.ndarray  # f[l, a, r]: bond, full path index (coupling eigenbasis), bond; divided by its eigenvalue
+    cell: (
+        np.ndarray
+    )  # f[l, a, r]: bond, full path index (coupling eigenbasis), bond; divided by its eigenvalue
     left: np.ndarray  # v_l: the bond vector before the first step (v_l . v_r = 1)
     right: np.ndarray  # v_r: the future traced out (every cap)
     ranks: List[int]  # kept bond after the layer of lag K, K - 1, ..., 1
@@ -77,7 +79,9 @@ def _lanes(influences: Influences) -> Lanes:
     north_acomm = influences.acomm[influences.north_rep]
     west_comm = influences.comm[influences.west_rep]
     scale = max(float(np.max(np.abs(influences.acomm))), 1.0)
-    empty_north = np.flatnonzero((np.abs(north_comm) <= 1e-12 * scale) & (np.abs(north_acomm) <= 1e-12 * scale))
+    empty_north = np.flatnonzero(
+        (np.abs(north_comm) <= 1e-12 * scale) & (np.abs(north_acomm) <= 1e-12 * scale)
+    )
     empty_west = np.flatnonzero(np.abs(west_comm) <= 1e-12 * scale)
     north, west = north_comm.shape[0], west_comm.shape[0]
     return Lanes(
@@ -129,8 +133,8 @@ def uniform_influence(
     influences.extend(dkmax)
     north, west = influences.north, influences.west
     lanes = _lanes(influences)
-    v_site = np.full((1, lanes.west, 1), 1.0 / np.sqrt(lanes.west), dtype=config.NpDtype)
-    d_site = np.full((1, lanes.north, 1), 1.0 / np.sqrt(lanes.north), dtype=config.NpDtype)
+    v_site: np.ndarray = np.full((1, lanes.west, 1), 1.0 / np.sqrt(lanes.west), dtype=config.NpDtype)
+    d_site: np.ndarray = np.full((1, lanes.north, 1), 1.0 / np.sqrt(lanes.north), dtype=config.NpDtype)
     weights_before = np.ones(1, dtype=config.NpDtypeReal)
     ranks: List[int] = []
     discarded, cutoff_influence = 0.0, 0.0

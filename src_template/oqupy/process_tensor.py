@@ -319,7 +319,12 @@ class TtiProcessTensor(BaseProcessTensor):
     def export(self, filename: str, overwrite: bool = False) -> None:
         """Write to the HDF5 file ``filename`` (format ``UNIFORM_FILE_FORMAT``), atomically."""
         header = FileHeader(
-            self.hilbert_space_dimension, self.dt, self.transform_in, self.transform_out, self.name, self.description
+            self.hilbert_space_dimension,
+            self.dt,
+            self.transform_in,
+            self.transform_out,
+            self.name,
+            self.description,
         )
         write_uniform(filename, UniformContent(header, self._cell, self._left, self._right), overwrite)
 

@@ -439,7 +439,9 @@ def read_uniform(filename: str) -> UniformContent:
     with h5py.File(path, "r") as h5file:
         try:
             if bool(h5file.attrs.get("writing", False)):
-                raise ProcessTensorFileError(f"'{path}' was not closed by its writer; its content is incomplete.")
+                raise ProcessTensorFileError(
+                    f"'{path}' was not closed by its writer; its content is incomplete."
+                )
             hs_dim = int(h5file["hs_dim"][0])
             dt = float(h5file["dt"][0])
             name, description = h5file.attrs.get("name", None), h5file.attrs.get("description", None)
@@ -451,11 +453,15 @@ def read_uniform(filename: str) -> UniformContent:
                 None if name is None else str(name),
                 None if description is None else str(description),
             )
-            cell, left, right = (np.asarray(h5file[key], dtype=config.NpDtype) for key in ("cell", "left", "right"))
+            cell, left, right = (
+                np.asarray(h5file[key], dtype=config.NpDtype) for key in ("cell", "left", "right")
+            )
         except ProcessTensorFileError:
             raise
         except (KeyError, ValueError, IndexError, TypeError, OSError) as err:
-            raise ProcessTensorFileError(f"'{path}' is not a valid uniform process tensor file: {err}") from err
+            raise ProcessTensorFileError(
+                f"'{path}' is not a valid uniform process tensor file: {err}"
+            ) from err
     if cell.ndim != 3 or left.shape != (cell.shape[0],) or right.shape != (cell.shape[1],):
         raise ProcessTensorFileError(
             f"'{path}': cell {cell.shape}, left {left.shape} and right {right.shape} do not fit together."

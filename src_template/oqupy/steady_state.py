@@ -17,7 +17,14 @@ import scipy.linalg
 import scipy.sparse.linalg
 
 from oqupy import config
-from oqupy._dynamics_setup import Controls, Environment, environment, process_tensor_list, propagators, step_matrices
+from oqupy._dynamics_setup import (
+    Controls,
+    Environment,
+    environment,
+    process_tensor_list,
+    propagators,
+    step_matrices,
+)
 from oqupy.process_tensor import TtiProcessTensor
 from oqupy.system import System
 from oqupy.util import check_convert
@@ -66,22 +73,28 @@ def compute_steady_state(
     assert isinstance(system, System), "Argument 'system' must be a time-independent oqupy.System."
     process_tensors = process_tensor_list(process_tensor)
     if not process_tensors or not all(isinstance(pt, TtiProcessTensor) for pt in process_tensors):
-        raise TypeError("Argument 'process_tensor' must be a uniform process tensor (TtiProcessTensor) or a list of them.")
+        raise TypeError(
+            "Argument 'process_tensor' must be a uniform process tensor (TtiProcessTensor) or a list of them."
+        )
     dim = system.dimension
     for pt in process_tensors:
         if pt.hilbert_space_dimension != dim:
             raise ValueError(
                 f"Process tensor of Hilbert dimension {pt.hilbert_space_dimension} used with a system of dimension {dim}."
             )
-    dts = {pt.dt for pt in process_tensors} | ({check_convert(dt, float, "dt")} if dt is not None else set())
-    if max(dts) - min(dts) > 1e-12 * max(dts):  # type: ignore[type-var, operator]
-        raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")  # type: ignore[type-var]
-    step_dt = float(min(dts))  # type: ignore[type-var]
+    dts = [float(pt.dt) for pt in process_tensors if pt.dt is not None]
+    if dt is not None:
+        dts.append(float(check_convert(dt, float, "dt")))
+    if max(dts) - min(dts) > 1e-12 * max(dts):
+        raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
+    step_dt = min(dts)
     start = float(check_convert(start_time, float, "start_time"))
     environments: List[Environment] = [environment(pt, 1) for pt in process_tensors]
     identity = np.identity(dim * dim, dtype=config.NpDtype)
     prop_1, prop_2 = propagators(system, step_dt, start, 1, subdiv_limit, liouvillian_epsrel)
-    matrices = step_matrices(environments, Controls(np.stack([identity, identity]), identity[None]), prop_1, prop_2)
+    matrices = step_matrices(
+        environments, Controls(np.stack([identity, identity]), identity[None]), prop_1, prop_2
+    )
     enter, leave = matrices.enter[0], matrices.leave[0]
     cells = [env.uniform.cell for env in environments if env.uniform is not None]
     caps = [env.uniform.cap for env in environments if env.uniform is not None]

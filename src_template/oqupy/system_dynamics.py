@@ -63,7 +63,10 @@ def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
     The bond leg of a finite environment starts as ``[1]`` (zero-padded to its bucket in ``oqupy_jax``), of a
     uniform one as its left boundary vector.
     """
-    tensors, caps, uniform, bond_vectors = [], [], [], []
+    tensors: List[Any] = []
+    caps: List[Any] = []
+    uniform: List[Any] = []
+    bond_vectors: List[Any] = []
     for env in environments:
         if env.uniform is not None:
             tensors.append(None)
@@ -82,7 +85,7 @@ def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
                 caps.append(env.caps)
                 bond_vectors.append(np.ones(1, dtype=config.NpDtype))
         uniform.append(env.uniform)
-    states = vectors
+    states: Any = vectors
     for vector in bond_vectors:
         states = states[..., None, :] * vector[:, None]
     return _Loop(tuple(tensors), tuple(caps), tuple(uniform), states)

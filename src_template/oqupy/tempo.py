@@ -10,11 +10,11 @@ density tensor) and truncated with the relative criterion ``epsrel``.
 non-Markovian quantum dynamics using time-evolving matrix product operators*, Nat. Commun. 9, 3322 (2018).
 """
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
-from oqupy import _mps, config, operators
+from oqupy import _steps, config, operators
 from oqupy._checks import check_initial_state, check_system_and_bath
 from oqupy._influences import Influences, influence_matrix, line_influence, self_influence
 from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters, num_steps_between
@@ -85,8 +85,10 @@ class Tempo(BaseAPIClass):
         self._to_eigenbasis = operators.left_right_super(unitary.conj().T, unitary)
         self._from_eigenbasis = operators.left_right_super(unitary, unitary.conj().T)
         dim = system.dimension
-        self._sites: list = []
+        self._sites: Any = None  # the ring of past sites (oqupy._steps), created by the first compute()
         self._current = np.asarray(self._initial_state).reshape(1, dim * dim)
+        self._capacity = _steps.initial_capacity(dim * dim)
+        self._oldest_lines: dict = {}  # the influence of distance K, one array per distinct value
         self._step = 0
         self._max_bond = 1
         self._dynamics = Dynamics(name=f"Dynamics of {self.name}")
@@ -119,43 +121,71 @@ class Tempo(BaseAPIClass):
             parameters.dt, first_time, count, parameters.subdiv_limit, parameters.liouvillian_epsrel
         )
         dkmax = parameters.dkmax
-        self._influences.extend(target if dkmax is None else min(dkmax, target))
-        dim = self.dimension
+        memory = target if dkmax is None else min(dkmax, target)
+        if self._sites is None or len(self._sites) < memory + 1:
+            # the memory grows only until the cut-off: no time has wrapped around the ring yet
+            self._influences.extend(memory)
+            self._sites, self._current = _steps.resize_ring(
+                self._sites, self._current, memory + 1, self._capacity, self._influences.north.shape[0]
+            )
+        operators = self._operators(memory, prop_1, prop_2)
         with get_progress(progress_type)(count, title="--> TEMPO computation") as progress:
             for index in range(count):
-                self._compute_step(prop_1[index], prop_2[index])
-                state = _mps.read_out(self._sites, self._current).reshape(dim, dim)
+                state = self._compute_step(index, operators)
                 self._dynamics.add(self._start_time + self._step * parameters.dt, state)
                 progress.update(index + 1)
         return self._dynamics
 
-    def _compute_step(self, prop_1: np.ndarray, prop_2: np.ndarray) -> None:
-        influences, step = self._influences, self._step
-        current = self._current @ (self._to_eigenbasis @ prop_1).T
-        count = len(self._sites)
-        matrices = [influences.get(count - index, step) for index in range(count)]
-        sites, line_end = _mps.zip_up(
-            self._sites,
-            current,
-            matrices,
-            influences.west,
-            influences.self_influence,
-            self._parameters.epsrel,
+    def _operators(self, memory: int, prop_1: np.ndarray, prop_2: np.ndarray) -> _steps.TempoOperators:
+        """The run's constant tensors, sent to the device once per call of :meth:`compute`."""
+        influences, count = self._influences, prop_1.shape[0]
+        padding = ((0, _steps.steps_bucket(count) - count), (0, 0), (0, 0))
+        into = np.pad(np.matmul(np.asarray(self._to_eigenbasis), np.asarray(prop_1)), padding)
+        out_of = np.pad(np.matmul(np.asarray(prop_2), np.asarray(self._from_eigenbasis)), padding)
+        return _steps.TempoOperators(
+            np.asarray(influences.stack[:memory]),
+            np.asarray(influences.west),
+            np.asarray(influences.north),
+            np.asarray(influences.self_influence),
+            into,
+            out_of,
         )
-        site, current = _mps.new_sites(line_end, influences.north, prop_2 @ self._from_eigenbasis)
-        sites.append(site)
-        sites, current, rank = _mps.sweep(sites, current, self._parameters.epsrel)
-        self._max_bond = max(self._max_bond, rank)
-        dkmax = self._parameters.dkmax
-        if dkmax is not None and len(sites) > dkmax:
-            if len(sites) > 1:
-                sites = [_mps.sum_path(sites[0], sites[1]), *sites[2:]]
-            else:
-                current = _mps.sum_path(sites[0], current)
-                sites = []
-        self._sites = sites
-        self._current = current
-        self._step = step + 1
+
+    def _oldest_line(self, memory: int) -> np.ndarray:
+        """The influence of distance ``memory`` at this step (the memory tail), on the device once per value."""
+        # before the memory is full the oldest site is younger: the matrix is unused (any of the right shape)
+        step = max(self._step, memory)
+        matrix = self._influences.get(memory, step)
+        key = matrix.tobytes()
+        if key not in self._oldest_lines:
+            self._oldest_lines[key] = np.asarray(matrix)
+        return self._oldest_lines[key]
+
+    def _compute_step(self, index: int, operators: _steps.TempoOperators) -> np.ndarray:
+        """One step (re-run from the same state with a larger bond capacity on overflow); returns the state."""
+        memory = len(self._sites) - 1
+        oldest = self._oldest_line(memory)
+        while True:
+            sites, current, state, rank, needed = _steps.tempo_step(
+                self._sites,
+                self._current,
+                self._step,
+                index,
+                oldest,
+                operators,
+                self._parameters.epsrel,
+                self._capacity,
+            )
+            top, largest = np.stack([rank, needed]).tolist()  # the step's one transfer to the host
+            if largest <= self._capacity:
+                break
+            self._capacity = _steps.capacity_for(largest)
+            paths = self._influences.north.shape[0]
+            self._sites, self._current = _steps.resize_ring(sites, current, memory + 1, self._capacity, paths)
+        self._sites, self._current = sites, current
+        self._max_bond = max(self._max_bond, int(top))
+        self._step += 1
+        return state
 
 
 def tempo_compute(

@@ -192,6 +192,8 @@ def tti_pt_tempo_compute(
     if parameters is None:
         assert tolerance is not None, "If 'parameters' is None then 'tolerance' must be given."
         start = float_time(start_time, "start_time")
-        parameters = guess_tempo_parameters(bath, start, start + _memory_horizon(bath, tolerance), None, tolerance)
+        parameters = guess_tempo_parameters(
+            bath, start, start + _memory_horizon(bath, tolerance), None, tolerance
+        )
     tti = TtiPtTempo(bath, start_time, parameters, unique, name, description)
     return tti.get_process_tensor(progress_type)

@@ -44,7 +44,7 @@ def documented() -> dict[str, str]:
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.name for p in MODULES])
 def test_module_declares_where_it_runs(path):
-    assert declared(path) in ("host", "device"), f"{path.name}: add `__runs_on__ = \"host\"` or \"device\""
+    assert declared(path) in ("host", "device"), f'{path.name}: add `__runs_on__ = "host"` or "device"'
 
 
 def test_the_guide_table_is_true():

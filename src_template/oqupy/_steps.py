@@ -1,0 +1,347 @@
+"""Whole TEMPO and PT-TEMPO steps as single kernels: zip-up, sweep, truncation and read-out in one call.
+
+A step is written once with the loop primitives of :mod:`oqupy._loops` over a *ring* of tensors: the tensor of
+time ``t`` lives in slot ``t % len(ring)``, so no tensor ever moves and the growth phase (fewer past times than
+the memory) is the same program with a shorter trip count.
+
+- ``oqupy_numpy``: the ring is a list of arrays of exact shapes, the loops are plain loops, the truncation keeps
+  exactly the kept rank (the same as :func:`oqupy._mps.split`).
+- ``oqupy_jax``: the ring is one stacked array whose bonds are padded to a static ``capacity``; each step is one
+  compiled program (``jax.jit`` of ``fori_loop``/``cond``), the kept rank is decided on the device
+  (:func:`oqupy._mps.kept_rank`) and applied as a mask, and the ring and current buffers are donated.  A split
+  whose kept rank exceeds ``capacity`` is an overflow: the step reports the rank it needed and returns its input
+  state unchanged, and the caller pads the state to the capacity of that rank and runs the step again.
+
+Singular values of zero padding are exactly zero (or rounding noise far below any kept value), so the padded
+and the exact computation keep the same subspaces.
+"""
+
+from typing import Any, NamedTuple, Tuple
+
+import numpy as np
+
+from oqupy._codegen import BACKEND, kernel
+from oqupy._loops import cond, fori_loop, replace
+from oqupy._mps import (
+    absorb,
+    close_leg,
+    close_line,
+    new_sites,
+    split_capped,
+    stored,
+    sum_site,
+    unit,
+    zip_leg,
+    zip_site,
+)
+
+__runs_on__ = "device"
+
+__all__ = [
+    "CAPACITIES",
+    "PtOperators",
+    "TempoOperators",
+    "UNBOUNDED",
+    "capacity_for",
+    "initial_capacity",
+    "legs_ring",
+    "pt_step",
+    "resize_ring",
+    "steps_bucket",
+    "tempo_step",
+]
+
+CAPACITIES = (4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64) + (
+    80,
+    96,
+    112,
+    128,
+    160,
+    192,
+    224,
+    256,
+    320,
+    384,
+    512,
+)
+"""Bond capacities of the compiled steps (``oqupy_jax``): fine steps for small bonds, where the padding of every
+SVD (whose cost grows with the cube of the bond) dominates a CPU run, about 1.25x apart beyond 64.  A run
+compiles its step once per capacity it reaches (the canonical TEMPO run: 4, 8, 12, 16, 20)."""
+
+
+UNBOUNDED = 2**62
+"""The capacity passed in ``oqupy_numpy``, whose bonds are exact and never overflow."""
+
+
+def initial_capacity(paths: int) -> int:
+    """Bond capacity of a new run: ``oqupy_jax`` pads to capacities, ``oqupy_numpy`` has none."""
+    if BACKEND == "jax":
+        return capacity_for(paths)
+    else:
+        return UNBOUNDED
+
+
+def capacity_for(rank: int) -> int:
+    """The smallest capacity that holds ``rank`` (``oqupy_jax``; multiples of 256 beyond the table)."""
+    for capacity in CAPACITIES:
+        if rank <= capacity:
+            return capacity
+    return -(-rank // 256) * 256
+
+
+def steps_bucket(count: int) -> int:
+    """Stacks of per-step operators are padded to a power of two of steps (one compilation per bucket)."""
+    return 1 << max(count - 1, 0).bit_length()
+
+
+def resize_ring(
+    sites: Any, current: np.ndarray, slots: int, capacity: int, paths: int
+) -> Tuple[Any, np.ndarray]:
+    """The ring grown to ``slots`` slots (new slots at the end) and, in ``oqupy_jax``, bonds padded to ``capacity``.
+
+    Valid while no time has wrapped around the ring yet (the memory grows only before the cut-off is reached).
+    ``sites`` is ``None`` for a new run.
+    """
+    if BACKEND == "jax":
+        if sites is None:
+            sites = np.zeros((0, capacity, paths, capacity), dtype=np.complex128)
+        bond = capacity - sites.shape[1]
+        sites = np.pad(sites, ((0, slots - sites.shape[0]), (0, bond), (0, 0), (0, bond)))
+        current = np.pad(current, ((0, capacity - current.shape[0]), (0, 0)))
+        return sites, current
+    else:
+        sites = [] if sites is None else list(sites)
+        return sites + [None] * (slots - len(sites)), current
+
+
+class TempoOperators(NamedTuple):
+    """The constant tensors of one TEMPO run (device-resident in ``oqupy_jax``)."""
+
+    lines: np.ndarray  # influences of step distances 1 ... K, lines[dk - 1][north, west]
+    west: np.ndarray  # west class projectors west[w, b]
+    north: np.ndarray  # north class projectors north[c, b]
+    self_influence: np.ndarray  # I0[b]
+    into: np.ndarray  # per step: (to eigenbasis) @ prop_1, stacked (padded to a bucket of steps)
+    out_of: np.ndarray  # per step: prop_2 @ (from eigenbasis), stacked
+
+
+def _zip_up(
+    sites: Any, carry: np.ndarray, lines: np.ndarray, first: Any, count: Any, epsrel: float, capacity: int
+) -> Tuple[Any, np.ndarray, np.ndarray]:
+    """The influence line of the new time through the ``count`` past sites, oldest (time ``first``) first.
+
+    Returns the new sites, the carry at the end of the line and the largest kept rank (above ``capacity``: the
+    bonds overflowed)."""
+    ring = len(sites)
+    line = carry.shape[2]
+
+    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
+        sites, carry, needed = state
+        slot = (first + index) % ring
+        site = sites[slot]
+        theta = zip_site(carry, site, lines[count - index - 1])
+        left, right, rank = split_capped(theta, epsrel, capacity, False)
+        sites = replace(sites, slot, left.reshape(carry.shape[0], site.shape[1], left.shape[1]))
+        carry = right.reshape(right.shape[0], site.shape[2], line)
+        return sites, carry, np.maximum(needed, rank)
+
+    return fori_loop(0, count, body, (sites, carry, np.array(1)))
+
+
+def _sweep(
+    sites: Any, newest: Any, count: Any, left: np.ndarray, epsrel: float, capacity: int
+) -> Tuple[Any, np.ndarray, np.ndarray]:
+    """Right-to-left truncation of the ``count`` sites of times ``newest, newest - 1, ...``; returns the
+    remainder ``left`` to absorb into the oldest one and the largest kept rank."""
+    ring = len(sites)
+
+    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
+        sites, left, top = state
+        slot = (newest - index) % ring
+        site = np.tensordot(sites[slot], left, axes=1)
+        bond, paths, next_bond = site.shape
+        left, right, rank = split_capped(site.reshape(bond, paths * next_bond), epsrel, capacity, True)
+        sites = replace(sites, slot, right.reshape(right.shape[0], paths, next_bond))
+        return sites, left, np.maximum(top, rank)
+
+    return fori_loop(0, count, body, (sites, left, np.array(1)))
+
+
+def _merge_oldest(sites: Any, oldest: Any) -> Any:
+    """Sum the site of time ``oldest`` over its path index into the site of the next time."""
+    ring = len(sites)
+    site, following = sites[oldest % ring], sites[(oldest + 1) % ring]
+    vector = np.sum(site, axis=(0, 1))
+    merged = np.einsum("l,cr->lcr", unit(site.shape[0]), np.tensordot(vector, following, axes=1))
+    return replace(sites, (oldest + 1) % ring, merged)
+
+
+def _keep(sites: Any, oldest: Any) -> Any:
+    return sites
+
+
+def _first(old: Any, new: Any) -> Any:
+    return old
+
+
+def _second(old: Any, new: Any) -> Any:
+    return new
+
+
+@kernel(static=("capacity",), donate=("sites", "current"))
+def tempo_step(
+    sites: Any,
+    current: np.ndarray,
+    step: Any,
+    index: Any,
+    oldest_line: np.ndarray,
+    operators: TempoOperators,
+    epsrel: float,
+    capacity: int,
+) -> Tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One TEMPO step ``step -> step + 1``: zip-up, new sites, sweep, memory cut-off and read-out.
+
+    ``sites`` is the ring of the past sites (``len(sites) = K + 1`` slots for a memory of ``K`` steps; the
+    ``min(step, K)`` sites of times ``step - count ... step - 1`` are valid), ``current[l, x]`` the current site,
+    ``index`` the position of this step in ``operators.into`` / ``out_of``, and ``oldest_line`` the influence of
+    distance ``K`` at this step (with the memory tail, if any).  Returns the new ring and current site, the
+    density matrix of time ``step + 1``, the largest kept rank of the sweep and the largest of the zip-up
+    (``oqupy_jax``: above ``capacity`` the bonds overflowed and the state is returned unchanged).
+    """
+    ring = len(sites)
+    memory = ring - 1
+    count = np.minimum(step, memory)
+    first = step - count
+    lines = replace(operators.lines, memory - 1, oldest_line)
+    line = operators.west.shape[0]
+    bond = stored(1, capacity)
+    carry = np.einsum("lr,w->lrw", np.identity(bond, dtype=np.complex128), np.ones(line, dtype=np.complex128))
+    propagated = current @ operators.into[index].T
+    new, carry, needed = _zip_up(sites, carry, lines, first, count, epsrel, capacity)
+    line_end = close_line(carry, propagated, operators.west, operators.self_influence)
+    site, newest = new_sites(line_end, operators.north, operators.out_of[index])
+    left, right, rank = split_capped(newest, epsrel, capacity, True)
+    new = replace(new, step % ring, np.tensordot(site, left, axes=1))
+    identity = np.identity(left.shape[1], dtype=np.complex128)
+    new, left, top = _sweep(new, step, count + 1, identity, epsrel, capacity)
+    new = replace(new, first % ring, absorb(left, new[first % ring]))
+    new = cond(count == memory, _merge_oldest, _keep, new, first)
+    kept = np.minimum(step + 1, memory)
+    vector = fori_loop(
+        0, kept, lambda k, vector: sum_site(vector, new[(step + 1 - kept + k) % ring]), unit(bond)
+    )
+    dim = round(current.shape[1] ** 0.5)
+    state = (vector @ right).reshape(dim, dim)
+    sites, current = cond(needed > capacity, _first, _second, (sites, current), (new, right))
+    return sites, current, state, np.maximum(top, rank), needed
+
+
+class PtOperators(NamedTuple):
+    """The constant tensors of one PT-TEMPO run (device-resident in ``oqupy_jax``)."""
+
+    lines: np.ndarray  # influences of step distances 1 ... K, lines[dk - 1][north, west]
+    west: np.ndarray  # west class projectors west[w, a]
+    north: np.ndarray  # north class projectors north[c, a]
+    self_influence: np.ndarray  # I0[a]
+
+
+def _ones_leg(bond: int, line: int) -> np.ndarray:
+    """The open leg of a time no line has reached yet: ``leg[0, w, 0] = 1`` (bonds of dimension 1, padded)."""
+    return np.einsum("l,w,r->lwr", unit(bond), np.ones(line, dtype=np.complex128), unit(bond))
+
+
+def legs_ring(slots: int, capacity: int, line: int) -> Any:
+    """A ring of ``slots`` open legs, each a ones leg (stacked and padded to ``capacity`` in ``oqupy_jax``)."""
+    leg = _ones_leg(stored(1, capacity), line)
+    if BACKEND == "jax":
+        return np.broadcast_to(leg, (slots,) + leg.shape)
+    else:
+        return [leg] * slots
+
+
+def _zip_legs(
+    legs: Any, carry: np.ndarray, lines: np.ndarray, step: Any, count: Any, epsrel: float, capacity: int
+) -> Tuple[Any, np.ndarray, np.ndarray]:
+    """PT-TEMPO, right to left: the line of time ``step`` through the legs of ``step + count ... step + 1``."""
+    ring = len(legs)
+    line = lines.shape[2]
+
+    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
+        legs, carry, needed = state
+        lag = count - index
+        slot = (step + lag) % ring
+        leg = legs[slot]
+        theta = zip_leg(carry, leg, lines[lag - 1])
+        weights, leg_new, rank = split_capped(theta, epsrel, capacity, True)
+        legs = replace(legs, slot, leg_new.reshape(leg_new.shape[0], line, carry.shape[2]))
+        carry = weights.reshape(leg.shape[0], carry.shape[1], leg_new.shape[0])
+        return legs, carry, np.maximum(needed, rank)
+
+    return fori_loop(0, count, body, (legs, carry, np.array(1)))
+
+
+def _sweep_legs(
+    site: np.ndarray, legs: Any, step: Any, count: Any, epsrel: float, capacity: int
+) -> Tuple[np.ndarray, Any, np.ndarray]:
+    """PT-TEMPO, left to right: the finished site and the legs ``step + 1 ... step + count`` made left-canonical
+    (each bond truncated once, in canonical form); the last leg keeps the remainder."""
+    ring = len(legs)
+    left, paths, right = site.shape
+    isometry, weights, top = split_capped(site.reshape(left * paths, right), epsrel, capacity, False)
+    site = isometry.reshape(left, paths, isometry.shape[1])
+
+    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
+        legs, weights, top = state
+        slot = (step + 1 + index) % ring
+        leg = absorb(weights, legs[slot])
+        left, classes, right = leg.shape
+        isometry, weights, rank = split_capped(leg.reshape(left * classes, right), epsrel, capacity, False)
+        legs = replace(legs, slot, isometry.reshape(left, classes, isometry.shape[1]))
+        return legs, weights, np.maximum(top, rank)
+
+    legs, weights, top = fori_loop(0, count - 1, body, (legs, weights, top))
+    last = (step + count) % ring
+    return site, replace(legs, last, absorb(weights, legs[last])), top
+
+
+def _unsplit(site: np.ndarray, legs: Any) -> Tuple[np.ndarray, Any, np.ndarray]:
+    """The last step of a process tensor: no legs are left, the site is kept as it is."""
+    return site, legs, np.array(1)
+
+
+@kernel(static=("capacity",), donate=("legs",))
+def pt_step(
+    legs: Any,
+    step: Any,
+    final: Any,
+    oldest_line: np.ndarray,
+    operators: PtOperators,
+    epsrel: float,
+    capacity: int,
+) -> Tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    """One PT-TEMPO step: finish the site of time ``step`` (the last time of the process tensor is ``final``).
+
+    ``legs`` is the ring of open legs (``K + 1`` slots for a memory of ``K`` steps: the leg of time ``t`` in slot
+    ``t % (K + 1)``), ``oldest_line`` the influence of distance ``K`` at this step (with the memory tail, if any).
+    Returns the new ring (the slot of ``step`` holds a fresh ones leg for time ``step + K + 1``), the finished
+    site ``site[l, a, r]``, the largest kept rank, and the largest zip-up rank (``oqupy_jax``: above
+    ``capacity`` the bonds overflowed and the ring is returned unchanged).
+    """
+    ring = len(legs)
+    memory = ring - 1
+    count = np.minimum(memory, final - step)
+    lines = replace(operators.lines, memory - 1, oldest_line)
+    bond = stored(1, capacity)
+    north = operators.north.shape[0]
+    carry = np.einsum("l,c,x->lcx", unit(bond), np.ones(north, dtype=np.complex128), unit(bond))
+    new, carry, needed = _zip_legs(legs, carry, lines, step, count, epsrel, capacity)
+    own = step % ring
+    site = close_leg(carry, new[own], operators.west, operators.north, operators.self_influence)
+
+    def sweep(site: np.ndarray, legs: Any) -> Tuple[np.ndarray, Any, np.ndarray]:
+        return _sweep_legs(site, legs, step, count, epsrel, capacity)
+
+    site, new, top = cond(count > 0, sweep, _unsplit, site, new)
+    new = replace(new, own, _ones_leg(bond, operators.west.shape[0]))
+    legs = cond(needed > capacity, _first, _second, legs, new)
+    return legs, site, np.maximum(top, needed), needed
