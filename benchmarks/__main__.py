@@ -32,6 +32,7 @@ GROUPS = [
     ["qutrit"],
     ["pt_build"],
     ["pt_dynamics", "batch", "batch_loop"],
+    ["tti_build", "tti_long", "tti_steady"],
 ]
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 """BLAS/OpenMP thread counts pinned in every worker (all packages alike)."""
@@ -220,7 +221,10 @@ def main(argv=None) -> int:
                     [sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT))
                 )
             for python, package, batch_size in packages:
-                run_names = [n for n in names if not (package == "oqupy" and n == "batch")]
+                # OQuPy 0.5 has no batched dynamics and no uniform process tensors
+                run_names = [
+                    n for n in names if not (package == "oqupy" and (n == "batch" or n.startswith("tti")))
+                ]
                 if not run_names:
                     continue
                 print(

@@ -88,6 +88,7 @@ KERNEL_ARGUMENTS = {
         (
             np.ones((2, 2, 4)) + 0.5j,
             (),
+            (None,),
             ojax._propagation.Step(
                 np.stack([np.stack([np.eye(4), 2 * np.eye(4), np.eye(4)[::-1]])] * 2) + 0j,
                 np.stack([np.stack([np.eye(4)] * 3)] * 2) + 0j,
@@ -101,6 +102,7 @@ KERNEL_ARGUMENTS = {
         (
             np.ones((2, 4)) + 0.5j,
             (),
+            (None,),
             ojax._propagation.Step(
                 np.stack([np.eye(4), 2 * np.eye(4), np.eye(4)[::-1]]) + 0j,
                 np.stack([np.eye(4)] * 3) + 0j,
