@@ -6,18 +6,30 @@ the resulting matrices.  Conventions (``O-``, ``O+``, ``eta``) are stated in ``d
 :mod:`oqupy.tempo`.
 """
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from oqupy import config
+from oqupy import config, operators
+from oqupy._checks import is_identity
 from oqupy._tempo_parameters import TempoParameters
 from oqupy.bath import Bath
 from oqupy.bath_correlations import BaseCorrelations
 
 __runs_on__ = "host"
 
-__all__ = ["Influences", "influence_matrix", "line_influence", "self_influence"]
+__all__ = ["Influences", "eigenbasis_transforms", "influence_matrix", "line_influence", "self_influence"]
+
+
+def eigenbasis_transforms(bath: Bath) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    """A process tensor's ``(transform_in, transform_out)`` into and out of the coupling eigenbasis, in which the
+    influences are diagonal; ``(None, None)`` when the coupling is already diagonal."""
+    unitary = np.asarray(bath.unitary_transform, dtype=config.NpDtype)
+    if is_identity(unitary):
+        return None, None
+    transform_in = np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T
+    transform_out = np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T
+    return transform_in, transform_out
 
 
 def self_influence(eta: complex, comm: np.ndarray, acomm: np.ndarray) -> np.ndarray:

@@ -20,10 +20,10 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
-from oqupy import _mps, config, operators
-from oqupy._checks import float_time, is_identity
+from oqupy import _mps, config
+from oqupy._checks import float_time
 from oqupy._codegen import host
-from oqupy._influences import Influences
+from oqupy._influences import Influences, eigenbasis_transforms
 from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters, num_steps_between
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
@@ -114,13 +114,8 @@ class PtTempo(BaseAPIClass):
         self._overwrite = overwrite
         self._backend_config = backend_config
         self._influences = Influences(bath, parameters, unique)
-        unitary = np.asarray(bath.unitary_transform, dtype=config.NpDtype)
         # the process tensor's transforms into and out of the coupling eigenbasis (None: it is the basis)
-        self._transform_in: Optional[np.ndarray] = None
-        self._transform_out: Optional[np.ndarray] = None
-        if not is_identity(unitary):
-            self._transform_in = np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T
-            self._transform_out = np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T
+        self._transform_in, self._transform_out = eigenbasis_transforms(bath)
         self._sites: list = []  # finished sites site[l, a, r], left-canonical
         self._legs: list = []  # the open legs leg[l, w, r] of the next times, orthogonality centre last
         self._step = 0

@@ -21,9 +21,9 @@ from typing import Optional
 
 import numpy as np
 
-from oqupy import config, operators
-from oqupy._checks import float_time, is_identity
-from oqupy._influences import Influences
+from oqupy import config
+from oqupy._checks import float_time
+from oqupy._influences import Influences, eigenbasis_transforms
 from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters
 from oqupy._uniform_influence import UniformInfluence, uniform_influence
 from oqupy.base_api import BaseAPIClass
@@ -80,12 +80,8 @@ class TtiPtTempo(BaseAPIClass):
         self._unique = unique
         self._result: Optional[UniformInfluence] = None
         self._process_tensor: Optional[TtiProcessTensor] = None
-        unitary = np.asarray(bath.unitary_transform, dtype=config.NpDtype)
-        self._transform_in: Optional[np.ndarray] = None
-        self._transform_out: Optional[np.ndarray] = None
-        if not is_identity(unitary):
-            self._transform_in = np.asarray(operators.left_right_super(unitary.conj().T, unitary)).T
-            self._transform_out = np.asarray(operators.left_right_super(unitary, unitary.conj().T)).T
+        # the process tensor's transforms into and out of the coupling eigenbasis (None: it is the basis)
+        self._transform_in, self._transform_out = eigenbasis_transforms(bath)
 
     @property
     def dimension(self) -> int:
