@@ -289,3 +289,23 @@ def test_short_memory_warns_and_long_memory_does_not(oq):
     assert tti.bond_dimensions[0] >= 1 and len(tti.bond_dimensions) == 10
     assert 0.0 < tti.discarded_weight < 1e-4
     assert tti.max_bond_dimension == max(tti.bond_dimensions)
+
+
+def test_time_dependent_system_and_control_through_a_uniform_pt(oq):
+    """A driven system and a control operation see the uniform PT as they see the finite one."""
+    op = oq.operators
+    coupling = 0.5 * op.sigma("z")
+    parameters = dict(dt=0.1, epsrel=1e-8, dkmax=4)
+    finite = finite_pt(oq, coupling, 1.0, **parameters)
+    uniform = uniform_pt(oq, coupling, **parameters)
+    sx, sz = np.asarray(op.sigma("x")), np.asarray(op.sigma("z"))
+    system = oq.TimeDependentSystem(lambda t: 0.5 * np.cos(2.0 * t) * sx + 0.3 * sz)
+    control = oq.Control(2)
+    control.add_single(3, oq.operators.left_right_super(sx, sx), post=True)
+    common = dict(control=control, progress_type="silent")
+    expected = states(oq.compute_dynamics(system, op.spin_dm("up"), process_tensor=finite, **common))
+    got = states(
+        oq.compute_dynamics(system, op.spin_dm("up"), num_steps=10, process_tensor=uniform, **common)
+    )
+    np.testing.assert_allclose(got, expected, rtol=0, atol=5e-7)
+    assert np.abs(expected[4] - expected[3]).max() > 0.3  # the flip acted
