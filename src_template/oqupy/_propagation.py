@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
-from oqupy._codegen import kernel
+from oqupy._codegen import BACKEND, kernel
 from oqupy._loops import scan, vmap
 
 __runs_on__ = "device"
@@ -61,8 +61,22 @@ def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np
 
 
 def contract_uniform(state: np.ndarray, cell: np.ndarray, axis: int) -> np.ndarray:
-    """:func:`contract_environment` with a uniform environment's cell, stored as ``cell[x, p, f]``."""
-    return np.moveaxis(_contract_rank3(np.moveaxis(state, axis, -2), cell), -2, axis)
+    """:func:`contract_environment` with a uniform environment's cell, stored as ``cell[x, p, f]``.
+
+    ``oqupy_jax`` stores it as ``cell[part, x, p, f]`` (real and imaginary parts apart) and multiplies the parts
+    as four real products: XLA's CPU complex matrix-vector product is 2.6 times slower (measured at 327 x 327).
+    """
+    moved = np.moveaxis(state, axis, -2)
+    if BACKEND == "jax":
+        rows = np.swapaxes(moved, -1, -2)[..., :, None, :]  # (..., x, 1, p)
+        real, imag = np.real(rows), np.imag(rows)
+        product = (np.matmul(real, cell[0]) - np.matmul(imag, cell[1])) + 1j * (
+            np.matmul(real, cell[1]) + np.matmul(imag, cell[0])
+        )
+        moved = np.swapaxes(product[..., 0, :], -1, -2)
+    else:
+        moved = _contract_rank3(moved, cell)
+    return np.moveaxis(moved, -2, axis)
 
 
 def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:

@@ -39,7 +39,8 @@ from oqupy.system import BaseSystem, System, TimeDependentSystem
 from oqupy.util import check_convert, get_progress
 
 if BACKEND == "jax":
-    from oqupy._dynamics_setup import stack_padded  # only oqupy_jax pads; oqupy_numpy keeps exact shapes
+    # only oqupy_jax pads, and splits uniform cells; oqupy_numpy keeps exact shapes
+    from oqupy._dynamics_setup import Uniform, stack_padded
 
 __runs_on__ = "device"
 
@@ -72,6 +73,11 @@ def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
             tensors.append(None)
             caps.append(None)
             bond_vectors.append(env.left)
+            if BACKEND == "jax":  # real and imaginary parts apart (see ``_propagation.contract_uniform``)
+                cell = env.uniform.cell
+                uniform.append(Uniform(np.stack([np.real(cell), np.imag(cell)]), env.uniform.cap))
+            else:
+                uniform.append(env.uniform)
         else:
             if BACKEND == "jax":
                 padded = stack_padded(env.tensors, env.caps)
@@ -84,7 +90,7 @@ def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
                 tensors.append(env.tensors)
                 caps.append(env.caps)
                 bond_vectors.append(np.ones(1, dtype=config.NpDtype))
-        uniform.append(env.uniform)
+            uniform.append(None)
     states: Any = vectors
     for vector in bond_vectors:
         states = states[..., None, :] * vector[:, None]
