@@ -172,11 +172,7 @@ def _tti_setup(oq, options):
 
 
 def _tti_build(oq, bath, parameters):
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # dkmax 40 is short for epsrel 1e-7 (by design here)
-        return oq.TtiPtTempo(bath, 0.0, parameters, unique=True).get_process_tensor(progress_type="silent")
+    return oq.TtiPtTempo(bath, 0.0, parameters, unique=True).get_process_tensor(progress_type="silent")
 
 
 def _tti_build_run(oq, context):

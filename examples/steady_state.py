@@ -18,7 +18,6 @@ state and the steady state, and saves a plot of <sigma_z>(t) with the steady-sta
 
 import argparse
 import time
-import warnings
 from pathlib import Path
 
 CUTOFF = 5.0
@@ -73,12 +72,12 @@ def main(argv=None) -> None:
     parameters = oq.TempoParameters(dt=DT, epsrel=EPSREL, dkmax=DKMAX)
     results = []
     for alpha in ALPHAS:
-        sd = oq.PowerLawSD(alpha=alpha, zeta=1, cutoff=CUTOFF, cutoff_type="exponential", temperature=TEMPERATURE)
+        sd = oq.PowerLawSD(
+            alpha=alpha, zeta=1, cutoff=CUTOFF, cutoff_type="exponential", temperature=TEMPERATURE
+        )
         bath = oq.Bath(0.5 * op.sigma("z"), sd)
         start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # dkmax = 40 is short for epsrel 1e-6 at T = 0.2
-            pt = oq.TtiPtTempo(bath, 0.0, parameters, unique=True).get_process_tensor(progress_type="silent")
+        pt = oq.TtiPtTempo(bath, 0.0, parameters, unique=True).get_process_tensor(progress_type="silent")
         built = time.perf_counter()
         dynamics = oq.compute_dynamics(
             system, op.spin_dm("up"), num_steps=args.steps, process_tensor=pt, progress_type="silent"
