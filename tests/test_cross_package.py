@@ -68,7 +68,6 @@ KERNEL_ARGUMENTS = {
         {},
     ),
     "oqupy_jax._mps.new_sites": lambda: ((np.ones((2, 4)), np.ones((3, 4)), np.ones((4, 4))), {}),
-    "oqupy_jax._mps.sum_path": lambda: ((np.ones((1, 4, 3)), np.ones((3, 4, 2))), {}),
     "oqupy_jax._mps.sum_site": lambda: ((np.arange(2.0) + 1j, np.ones((2, 4, 3))), {}),
     "oqupy_jax._mps.svd": lambda: ((np.arange(12.0).reshape(4, 3) + 1j,), {}),
     "oqupy_jax._mps.truncate": lambda: (

@@ -1,4 +1,6 @@
-"""Pure tensor kernels of TEMPO: zip-up, sweep, path sums, read-out and the truncated SVD.
+"""Pure tensor kernels of TEMPO and PT-TEMPO: one site of the zip-up, closing a line, path sums, and the truncated
+SVD with its truncation decision (host and device forms).  The whole TEMPO step that strings them together is
+:func:`oqupy._steps.tempo_step`; PT-TEMPO's per-split loop is in :mod:`oqupy.pt_tempo`.
 
 Tensors are plain arrays with a fixed leg order:
 
@@ -58,24 +60,9 @@ def new_sites(line_end: np.ndarray, north: np.ndarray, to_state: np.ndarray) -> 
 
 
 @kernel
-def sum_path(site: np.ndarray, following: np.ndarray) -> np.ndarray:
-    """Sum the oldest site over its path index and merge it into the following (past or current) site."""
-    vector = np.sum(site, axis=(0, 1))
-    return np.tensordot(vector, following, axes=1)[None]
-
-
-@kernel
 def sum_site(vector: np.ndarray, site: np.ndarray) -> np.ndarray:
     """``sum_{l,c} vector[l] site[l, c, r]``: one past site summed over its path index."""
     return np.einsum("l,lcr->r", vector, site)
-
-
-def read_out(sites: list, current: np.ndarray) -> np.ndarray:
-    """vec(rho) of the current time: every past path index summed."""
-    vector = np.ones((1,), dtype=current.dtype)
-    for site in sites:
-        vector = sum_site(vector, site)
-    return vector @ current
 
 
 @host
@@ -224,41 +211,6 @@ def split(
     return left, right, rank
 
 
-def zip_line(sites: list, influences: list, line: int, epsrel: float) -> Tuple[list, np.ndarray]:
-    """Apply an influence line ``I[c, w]`` to consecutive sites (oldest first), truncating every bond.
-
-    The carry starts as the identity on the left bond of the first site (for a line that starts inside a
-    longer MPS, everything to its left must be left-canonical), times ones on the line index.  Returns the
-    new, left-canonical sites and the final carry ``carry[c, r, w]`` (``r``: right bond of the last site);
-    without sites the carry is ``ones((1, 1, line))``.
-    """
-    bond = sites[0].shape[0] if sites else 1
-    carry = np.einsum("lr,w->lrw", np.identity(bond, dtype=np.complex128), np.ones(line, dtype=np.complex128))
-    result = []
-    for site, influence in zip(sites, influences):
-        theta = zip_site(carry, site, influence)
-        left, right, _ = split(theta, epsrel)
-        result.append(left.reshape(carry.shape[0], site.shape[1], left.shape[1]))
-        carry = right.reshape(right.shape[0], site.shape[2], line)
-    return result, carry
-
-
-def zip_up(
-    sites: list,
-    current: np.ndarray,
-    influences: list,
-    west: np.ndarray,
-    self_influence: np.ndarray,
-    epsrel: float,
-) -> Tuple[list, np.ndarray]:
-    """Apply the influence line to all past sites (oldest first) and close it at the current site.
-
-    Returns the truncated, left-canonical new past sites and ``G[l, b]`` at the current site.
-    """
-    result, carry = zip_line(sites, influences, west.shape[0], epsrel)
-    return result, close_line(carry, current, west, self_influence)
-
-
 def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
     """``sum_r leg[l, w, r] carry[r, c, x]`` as ``product[l, w, c, x]`` (one matrix product)."""
     left, west, right = leg.shape
@@ -295,21 +247,3 @@ def close_leg(
 def absorb(weights: np.ndarray, site: np.ndarray) -> np.ndarray:
     """``weights[k, l] site[l, ...]``: move the remainder of a split into the next site."""
     return np.tensordot(weights, site, axes=1)
-
-
-def sweep(sites: list, current: np.ndarray, epsrel: float) -> Tuple[list, np.ndarray, int]:
-    """Right-to-left truncation sweep; returns the new sites, current site and the largest kept rank."""
-    left, right, max_rank = split(current, epsrel, weights_left=True)
-    current = right
-    result = list(sites)
-    for index in range(len(result) - 1, -1, -1):
-        site = np.tensordot(result[index], left, axes=1)
-        bond, paths, next_bond = site.shape
-        left, right, rank = split(site.reshape(bond, paths * next_bond), epsrel, weights_left=True)
-        max_rank = max(max_rank, rank)
-        result[index] = right.reshape(right.shape[0], paths, next_bond)
-    if result:
-        result[0] = absorb(left, result[0])
-    else:
-        current = absorb(left, current)
-    return result, current, max_rank

@@ -38,7 +38,11 @@ DENSE_LIMIT = 400
 
 
 def _contract(state: np.ndarray, cell: np.ndarray, axis: int) -> np.ndarray:
-    """Contract bond leg ``axis`` (counted after the batch axis) and the system leg with ``cell[x, p, f]``."""
+    """Contract bond leg ``axis`` (counted after the batch axis) and the system leg with ``cell[x, p, f]``.
+
+    The host twin of :func:`oqupy._propagation.contract_uniform`: Arnoldi calls it from SciPy, so it must stay
+    NumPy in both packages (the device form is a JAX kernel in ``oqupy_jax``, with the cell split in parts).
+    """
     moved = np.swapaxes(np.moveaxis(state, axis + 1, -2), -1, -2)[..., :, None, :]
     moved = np.swapaxes(np.matmul(moved, cell)[..., 0, :], -1, -2)
     return np.moveaxis(moved, -2, axis + 1)
