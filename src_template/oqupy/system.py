@@ -21,272 +21,31 @@ Conventions (as in the whole package, see :mod:`oqupy.operators`):
 Everything in this module runs on the host with NumPy/SciPy in every generated package.
 """
 
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 import scipy.linalg
 from scipy import integrate
 
-from oqupy import operators
-from oqupy._types import Matrix
-from oqupy.base_api import BaseAPIClass
-from oqupy.config import INTEGRATE_EPSREL, NpDtype, NpDtypeReal
-from oqupy.util import check_convert, check_true
+from oqupy._system_base import (
+    BaseSystem,
+    build_liouvillian,
+    build_liouvillian_stack,
+    check_hamiltonian,
+    check_lindblad,
+    check_num_steps,
+    check_td_lindblad,
+    complex_matrix_function,
+    evaluate_at_zero,
+    vectorize_matrix_function,
+    vectorize_scalar_function,
+)
+from oqupy.config import INTEGRATE_EPSREL, NpDtype
+from oqupy.util import check_convert
 
 __runs_on__ = "host"
 
-_HERMITICITY_RTOL = 1e-10
-"""Relative tolerance (w.r.t. the largest entry, at least 1) of the Hermiticity check of Hamiltonians."""
-
-
-# -- vectorisation of time-dependent callables --------------------------------
-
-
-def _vectorize_matrix_function(function: Callable[[float], Matrix]) -> Callable:
-    """Vectorise ``function`` over times: an array of n times gives an (n, m, m) array."""
-    return np.vectorize(function)
-
-
-def _vectorize_scalar_function(function: Callable[[float], float]) -> Callable:
-    """Vectorise ``function`` over times: an array of n times gives an (n,) array."""
-    return np.vectorize(function)
-
-
-def _complex_matrix_function(function: Callable) -> Callable:
-    """Wrap ``function`` so that it returns complex128 arrays (fixes the dtype of its vectorisation)."""
-
-    def matrix(t: float) -> np.ndarray:
-        return np.asarray(function(t), dtype=NpDtype)
-
-    return matrix
-
-
-def _real_scalar_function(function: Callable) -> Callable:
-    """Wrap ``function`` so that it returns Python floats (fixes the dtype of its vectorisation)."""
-
-    def scalar(t: float) -> float:
-        return float(function(t))
-
-    return scalar
-
-
-# -- validation -----------------------------------------------------------------
-
-
-class LindbladTerms(NamedTuple):
-    """Checked rates and jump operators of the Lindblad terms, one rate per operator."""
-
-    gammas: list  # floats (System) or callables t -> float (TimeDependentSystem)
-    operators: list  # (d, d) arrays (System) or callables t -> (d, d) array (TimeDependentSystem)
-
-
-def _check_matrix(matrix: Any, name: str, shape: Optional[Tuple[int, int]] = None) -> np.ndarray:
-    """Return a read-only complex128 copy of the finite square matrix ``matrix`` (AssertionError if not)."""
-    try:
-        result = np.array(matrix, dtype=NpDtype)
-    except Exception as err:
-        raise AssertionError(f"'{name}' must be a numpy array (or array-like) of numbers.") from err
-    assert result.ndim == 2, f"'{name}' must be a matrix (got {result.ndim} dimensions)."
-    assert result.shape[0] == result.shape[1], f"'{name}' must be a square matrix (got shape {result.shape})."
-    if shape is not None:
-        assert result.shape == tuple(shape), f"'{name}' must have shape {tuple(shape)} (got {result.shape})."
-    assert np.all(np.isfinite(result)), f"'{name}' must have finite entries (no NaN or inf)."
-    result.setflags(write=False)
-    return result
-
-
-def _check_hamiltonian(hamiltonian: Any, name: str = "hamiltonian") -> np.ndarray:
-    """Return a read-only copy of the finite, square, Hermitian matrix ``hamiltonian``."""
-    result = _check_matrix(hamiltonian, name)
-    scale = max(1.0, float(np.max(np.abs(result)))) if result.size else 1.0
-    deviation = float(np.max(np.abs(result - result.conj().T))) if result.size else 0.0
-    assert deviation <= _HERMITICITY_RTOL * scale, (
-        f"'{name}' must be Hermitian (largest deviation |H - H^dagger| = {deviation:.3g})."
-    )
-    return result
-
-
-def _check_list(value: Any, name: str) -> list:
-    """Return ``value`` (None, list, tuple or array) as a new list (AssertionError otherwise)."""
-    if value is None:
-        return []
-    assert isinstance(value, (list, tuple, np.ndarray)), f"'{name}' must be a list."
-    return list(value)
-
-
-def _check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
-    """Validate constant rates and jump operators: equal-length lists of finite floats and (d, d) matrices."""
-    gamma_list = _check_list(gammas, "gammas")
-    operator_list = _check_list(lindblad_operators, "lindblad_operators")
-    assert len(gamma_list) == len(operator_list), (
-        f"Lists 'gammas' ({len(gamma_list)}) and 'lindblad_operators' ({len(operator_list)}) "
-        "must have the same length."
-    )
-    checked_gammas = []
-    for n, gamma in enumerate(gamma_list):
-        try:
-            value = float(gamma)
-        except Exception as err:
-            raise AssertionError(f"'gammas[{n}]' must be a real number.") from err
-        assert np.isfinite(value), f"'gammas[{n}]' must be finite (no NaN or inf)."
-        checked_gammas.append(value)
-    checked_operators = [
-        _check_matrix(op, f"lindblad_operators[{n}]", (dimension, dimension))
-        for n, op in enumerate(operator_list)
-    ]
-    return LindbladTerms(checked_gammas, checked_operators)
-
-
-def _evaluate_at_zero(function: Any, name: str) -> Any:
-    """Return ``function(0.0)``; AssertionError if it is not callable or cannot be evaluated."""
-    assert callable(function), f"'{name}' must be a callable of time t (a float)."
-    try:
-        return function(0.0)
-    except Exception as err:
-        raise AssertionError(f"'{name}' must be a callable that can be evaluated at t=0.0.") from err
-
-
-def _check_td_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
-    """Validate time-dependent rates and jump operators; return the dtype-fixing wrappers."""
-    gamma_list = _check_list(gammas, "gammas")
-    operator_list = _check_list(lindblad_operators, "lindblad_operators")
-    assert len(gamma_list) == len(operator_list), (
-        f"Lists 'gammas' ({len(gamma_list)}) and 'lindblad_operators' ({len(operator_list)}) "
-        "must have the same length."
-    )
-    checked_gammas = []
-    for n, gamma in enumerate(gamma_list):
-        name = f"gammas[{n}]"
-        value = _evaluate_at_zero(gamma, name)
-        try:
-            value = float(value)
-        except Exception as err:
-            raise AssertionError(f"'{name}' must return a real number (got {value!r} at t=0.0).") from err
-        assert np.isfinite(value), f"'{name}' must return a finite number (got {value} at t=0.0)."
-        checked_gammas.append(_real_scalar_function(gamma))
-    checked_operators = []
-    for n, operator in enumerate(operator_list):
-        name = f"lindblad_operators[{n}]"
-        _check_matrix(_evaluate_at_zero(operator, name), name + "(0.0)", (dimension, dimension))
-        checked_operators.append(_complex_matrix_function(operator))
-    return LindbladTerms(checked_gammas, checked_operators)
-
-
-def _check_num_steps(num_steps: Any) -> int:
-    """Convert ``num_steps`` to a non-negative int (TypeError / ValueError)."""
-    value = check_convert(num_steps, int, "num_steps")
-    check_true(value == num_steps, "Argument 'num_steps' must be an integer.")
-    check_true(value >= 0, "Argument 'num_steps' must be non-negative.")
-    return value
-
-
-# -- Liouvillians ------------------------------------------------------------------
-
-
-def _liouvillian(
-    hamiltonian: np.ndarray, gammas: Sequence[float], lindblad_operators: Sequence[np.ndarray]
-) -> np.ndarray:
-    """The d^2 x d^2 Liouvillian of one Hamiltonian and its Lindblad terms (module docstring)."""
-    result = -1j * operators.commutator(hamiltonian)
-    for gamma, op in zip(gammas, lindblad_operators):
-        op_dagger = op.conj().T
-        result = result + gamma * (
-            operators.left_right_super(op, op_dagger) - 0.5 * operators.acommutator(op_dagger @ op)
-        )
-    return np.asarray(result, dtype=NpDtype)
-
-
-def _left_right_super_stack(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Stacked ``left_right_super``: (..., d, d) operators (broadcast) give (..., d^2, d^2) superoperators."""
-    dim = left.shape[-1]
-    product = np.einsum("...ik,...lj->...ijkl", left, right)
-    return product.reshape(product.shape[:-4] + (dim * dim, dim * dim))
-
-
-def _liouvillian_stack(
-    hamiltonians: np.ndarray, gammas: Sequence[np.ndarray], lindblad_operators: Sequence[np.ndarray]
-) -> np.ndarray:
-    """Liouvillians of n sampled times: (n, d, d) Hamiltonians, (n,) rates, (n, d, d) operators -> (n, d^2, d^2)."""
-    one = np.identity(hamiltonians.shape[-1], dtype=NpDtype)
-    result = -1j * (_left_right_super_stack(hamiltonians, one) - _left_right_super_stack(one, hamiltonians))
-    for gamma, op in zip(gammas, lindblad_operators):
-        op_dagger = np.conj(np.swapaxes(op, -1, -2))
-        number = op_dagger @ op
-        dissipator = _left_right_super_stack(op, op_dagger) - 0.5 * (
-            _left_right_super_stack(number, one) + _left_right_super_stack(one, number)
-        )
-        result = result + np.asarray(gamma, dtype=NpDtypeReal)[:, None, None] * dissipator
-    return np.asarray(result, dtype=NpDtype)
-
-
-# -- systems -------------------------------------------------------------------------
-
-
-class BaseSystem(BaseAPIClass):
-    """Base class of systems of Hilbert-space dimension ``dimension``.
-
-    Parameters
-    ----------
-    dimension: int
-        Hilbert-space dimension d of the system.
-    name: str
-        An optional name for the system.
-    description: str
-        An optional description of the system.
-    """
-
-    def __init__(self, dimension: int, name: Optional[str] = None, description: Optional[str] = None) -> None:
-        assert isinstance(dimension, (int, np.integer)) and not isinstance(dimension, bool), (
-            "'dimension' must be an integer."
-        )
-        assert dimension >= 1, "'dimension' must be positive."
-        self._dimension = int(dimension)
-        super().__init__(name, description)
-
-    def _str_items(self) -> list:
-        return [("dimension", self._dimension)]
-
-    @property
-    def dimension(self) -> int:
-        """Hilbert-space dimension of the system."""
-        return self._dimension
-
-    def liouvillian(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        """The d^2 x d^2 Liouvillian (implemented by subclasses)."""
-        raise NotImplementedError(f"Class {type(self).__name__} has no liouvillian implementation.")
-
-    def get_propagators(
-        self,
-        dt: float,
-        start_time: float = 0.0,
-        subdiv_limit: Optional[int] = None,
-        epsrel: float = INTEGRATE_EPSREL,
-    ) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
-        """``step -> (prop_1, prop_2)``, the half-step propagators (implemented by subclasses)."""
-        raise NotImplementedError(f"Class {type(self).__name__} has no get_propagators implementation.")
-
-    def get_propagator_stack(
-        self,
-        dt: float,
-        start_time: float,
-        num_steps: int,
-        subdiv_limit: Optional[int] = None,
-        epsrel: float = INTEGRATE_EPSREL,
-    ) -> Tuple[np.ndarray, np.ndarray]:
-        """Half-step propagators of steps ``0 .. num_steps - 1`` as two (num_steps, d^2, d^2) arrays.
-
-        The base implementation stacks the results of :meth:`get_propagators`; subclasses vectorise.
-        """
-        num_steps = _check_num_steps(num_steps)
-        propagators = self.get_propagators(dt, start_time, subdiv_limit, epsrel)
-        dim = self._dimension**2
-        prop_1 = np.empty((num_steps, dim, dim), dtype=NpDtype)
-        prop_2 = np.empty((num_steps, dim, dim), dtype=NpDtype)
-        for step in range(num_steps):
-            first, second = propagators(step)
-            prop_1[step] = first
-            prop_2[step] = second
-        return prop_1, prop_2
+__all__ = ["BaseSystem", "System", "TimeDependentSystem"]
 
 
 class System(BaseSystem):
@@ -314,12 +73,12 @@ class System(BaseSystem):
         name: Optional[str] = None,
         description: Optional[str] = None,
     ) -> None:
-        self._hamiltonian = _check_hamiltonian(hamiltonian)
+        self._hamiltonian = check_hamiltonian(hamiltonian)
         super().__init__(self._hamiltonian.shape[0], name, description)
-        terms = _check_lindblad(gammas, lindblad_operators, self._dimension)
+        terms = check_lindblad(gammas, lindblad_operators, self._dimension)
         self._gammas: List[float] = terms.gammas
         self._lindblad_operators: List[np.ndarray] = terms.operators
-        self._liouvillian = _liouvillian(self._hamiltonian, self._gammas, self._lindblad_operators)
+        self._liouvillian = build_liouvillian(self._hamiltonian, self._gammas, self._lindblad_operators)
         self._liouvillian.setflags(write=False)
 
     def _str_items(self) -> list:
@@ -382,7 +141,7 @@ class System(BaseSystem):
         epsrel: float = INTEGRATE_EPSREL,
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Half-step propagators of steps ``0 .. num_steps - 1``: one ``expm``, broadcast to two new arrays."""
-        num_steps = _check_num_steps(num_steps)
+        num_steps = check_num_steps(num_steps)
         propagator = self._half_step_propagator(dt)
         shape = (num_steps,) + propagator.shape
         return np.broadcast_to(propagator, shape).copy(), np.broadcast_to(propagator, shape).copy()
@@ -433,17 +192,17 @@ class TimeDependentSystem(BaseSystem):
         name: Optional[str] = None,
         description: Optional[str] = None,
     ) -> None:
-        initial_hamiltonian = _check_hamiltonian(
-            _evaluate_at_zero(hamiltonian, "hamiltonian"), "hamiltonian(0.0)"
+        initial_hamiltonian = check_hamiltonian(
+            evaluate_at_zero(hamiltonian, "hamiltonian"), "hamiltonian(0.0)"
         )
         super().__init__(initial_hamiltonian.shape[0], name, description)
-        self._hamiltonian_function = _complex_matrix_function(hamiltonian)
-        terms = _check_td_lindblad(gammas, lindblad_operators, self._dimension)
+        self._hamiltonian_function = complex_matrix_function(hamiltonian)
+        terms = check_td_lindblad(gammas, lindblad_operators, self._dimension)
         self._gamma_functions: List[Callable] = terms.gammas
         self._lindblad_functions: List[Callable] = terms.operators
-        self._hamiltonian = _vectorize_matrix_function(self._hamiltonian_function)
-        self._gammas = [_vectorize_scalar_function(gamma) for gamma in self._gamma_functions]
-        self._lindblad_operators = [_vectorize_matrix_function(op) for op in self._lindblad_functions]
+        self._hamiltonian = vectorize_matrix_function(self._hamiltonian_function)
+        self._gammas = [vectorize_scalar_function(gamma) for gamma in self._gamma_functions]
+        self._lindblad_operators = [vectorize_matrix_function(op) for op in self._lindblad_functions]
 
     def _str_items(self) -> list:
         return super()._str_items() + [("lindblad terms", len(self._gammas))]
@@ -451,7 +210,7 @@ class TimeDependentSystem(BaseSystem):
     def liouvillian(self, t: float) -> np.ndarray:
         """The d^2 x d^2 Liouvillian at time ``t`` (module docstring)."""
         t = check_convert(t, float, "t")
-        return _liouvillian(
+        return build_liouvillian(
             self._hamiltonian_function(t),
             [gamma(t) for gamma in self._gamma_functions],
             [op(t) for op in self._lindblad_functions],
@@ -459,7 +218,7 @@ class TimeDependentSystem(BaseSystem):
 
     def _liouvillian_stack(self, times: np.ndarray) -> np.ndarray:
         """Liouvillians at the (n,) ``times``, sampled with the vectorised callables: (n, d^2, d^2)."""
-        return _liouvillian_stack(
+        return build_liouvillian_stack(
             np.asarray(self._hamiltonian(times), dtype=NpDtype),
             [gamma(times) for gamma in self._gammas],
             [np.asarray(op(times), dtype=NpDtype) for op in self._lindblad_operators],
@@ -516,7 +275,7 @@ class TimeDependentSystem(BaseSystem):
         Same values as :meth:`get_propagators`.  Midpoint mode samples L at all 2 num_steps midpoints
         at once; the ``quad_vec`` mode integrates step by step (adaptive); both end in one batched ``expm``.
         """
-        num_steps = _check_num_steps(num_steps)
+        num_steps = check_num_steps(num_steps)
         dt = check_convert(dt, float, "dt")
         start_time = check_convert(start_time, float, "start_time")
         dim = self._dimension**2
