@@ -4,9 +4,10 @@ Host code: validation, and sampling of the bath correlation function and of the 
 both packages.  ``oqupy.tempo`` re-exports the public names.
 """
 
+import inspect
 import math
 import warnings
-from typing import Any, Optional
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
@@ -21,9 +22,23 @@ __runs_on__ = "host"
 
 __all__ = ["TempoParameters", "guess_tempo_parameters", "num_steps_between", "positive_float"]
 
-_ESTIMATE_WARNING = (
+# The warnings of OQuPy 0.5, word for word (scripts may filter on them).
+GUESS_WARNING_MSG = (
     "Estimating TEMPO parameters. No guarantee subsequent dynamics calculations are converged. "
     "Please refer to the TEMPO documentation and check convergence by varying the parameters manually."
+)
+MF_SYS_WARNING_MSG = (
+    "Assuming unit complex field value in mean-field Hamiltonian to estimate max system frequency."
+)
+MAX_DKMAX_WARNING_MSG = (
+    f"Reached maximal recommended `tcut` (DKMAX = {config.MAX_DKMAX} timesteps)! "
+    "Interrupt TEMPO parameter estimation. "
+    "Please choose a lower tolerance, or analyse the correlation function to choose TEMPO parameters manually. "
+    "Could not reach specified tolerance! "
+)
+MAX_SYS_SAMPLES_MSG = (
+    f"Reached maximal recommend sample points MAX_SYS_SAMPLES = {config.MAX_SYS_SAMPLES} when attempting to "
+    "resolve maximum system frequency. Please choose a lower tolerance or determine TEMPO parameters manually. "
 )
 
 
@@ -157,66 +172,135 @@ class TempoParameters(BaseAPIClass):
         return self._liouvillian_epsrel
 
 
-def _estimate_from_correlations(correlations: BaseCorrelations, duration: float, tolerance: float) -> tuple:
-    """(dt, dkmax) resolving C(tau) to ``tolerance`` (relative to the integral of |C|) over ``duration``."""
-    intervals = 10
+def _sample_correlations(correlations: BaseCorrelations, taus: np.ndarray) -> np.ndarray:
+    return np.array([complex(correlations.correlation(float(tau))) for tau in taus], dtype=config.NpDtype)
+
+
+def _estimate_from_correlations(
+    correlations: BaseCorrelations, duration: float, tolerance: float
+) -> Tuple[float, int]:
+    """(dt, dkmax) resolving C(tau) to ``tolerance`` over ``duration`` (OQuPy 0.5's grid refinement).
+
+    Start from 11 points on ``[0, duration]``; on each level, halve every interval and compare, per interval, the
+    trapezoid rule on the coarse points with the one on the refined points.  Errors and the cumulative integral
+    of |C| are relative to the total integral of |C| on the refined grid.  The grid is cut two points after the
+    cumulative integral passes ``1 - tolerance``; refinement stops when every error (of the uncut grid) is below
+    ``tolerance``, or with a warning when the next grid would exceed ``MAX_DKMAX`` points.
+    """
+    taus = np.linspace(0.0, duration, 11)
+    values = _sample_correlations(correlations, taus)
+    fine_taus, fine_values = taus, values
     while True:
-        taus = np.linspace(0.0, duration, 2 * intervals + 1)
-        values = np.abs(np.asarray(correlations.correlation(taus), dtype=config.NpDtype))
-        coarse = (values[:-2:2] + values[2::2]) * (taus[2] - taus[0]) / 2
-        fine = (values[:-2:2] + 2 * values[1:-1:2] + values[2::2]) * (taus[1] - taus[0]) / 2
-        total = float(np.sum(fine))
-        if total == 0.0:
-            return duration, 1
+        if len(fine_taus) > config.MAX_DKMAX:
+            warnings.warn(MAX_DKMAX_WARNING_MSG, UserWarning)
+            break
+        taus, values = fine_taus, fine_values
+        midpoints = (taus[:-1] + taus[1:]) / 2.0
+        fine_taus = np.empty(2 * len(taus) - 1)
+        fine_taus[0::2], fine_taus[1::2] = taus, midpoints
+        fine_values = np.empty(2 * len(taus) - 1, dtype=config.NpDtype)
+        fine_values[0::2], fine_values[1::2] = values, _sample_correlations(correlations, midpoints)
+        widths = taus[1:] - taus[:-1]
+        coarse = 0.5 * widths * (values[:-1] + values[1:])
+        fine = 0.5 * (coarse + widths * fine_values[1::2])
+        magnitudes = np.abs(values)
+        coarse_abs = 0.5 * widths * (magnitudes[:-1] + magnitudes[1:])
+        cumulative = np.cumsum(0.5 * (coarse_abs + widths * np.abs(fine_values[1::2])))
+        total = cumulative[-1]
+        if not total > 0.0:
+            raise ValueError(
+                "The bath correlation function vanishes on the time window: nothing to estimate."
+            )
         errors = np.abs(coarse - fine) / total
+        cut = int(np.nonzero(cumulative / total > 1.0 - tolerance)[0][0])
+        cut = min(cut + 2, len(taus))
+        taus, values = taus[:cut], values[:cut]
+        fine_taus, fine_values = fine_taus[: 2 * cut - 1], fine_values[: 2 * cut - 1]
         if np.all(errors < tolerance):
             break
-        if 2 * intervals > config.MAX_DKMAX:
-            warnings.warn(
-                f"Reached maximal number of samples ({config.MAX_DKMAX}) estimating dt.", UserWarning
-            )
-            break
-        intervals *= 2
-    dt = float(taus[1] - taus[0])
-    cumulative = np.cumsum((values[1:] + values[:-1]) * dt / 2)
-    cut = int(np.searchsorted(cumulative, (1.0 - tolerance) * cumulative[-1]))
-    dkmax = min(cut + 2, len(taus) - 1)
-    return dt, max(dkmax, 1)
+    return float(np.min(taus[1:] - taus[:-1])), len(taus)
 
 
-def _estimate_from_system(system: Any, start_time: float, end_time: float, max_samples: int) -> float:
-    """Half the inverse of the largest frequency of the system (Hamiltonian and rates)."""
+def _squared_norm(operator: Any) -> float:
+    """Largest eigenvalue of O^dagger O, i.e. the squared spectral norm (what OQuPy 0.5 calls its spectral norm)."""
+    matrix = np.asarray(operator, dtype=config.NpDtype)
+    return float(np.max(np.abs(np.linalg.eigvalsh(matrix.conj().T @ matrix))))
+
+
+def _max_frequency_at(hamiltonian: Callable, system: Any, times: np.ndarray) -> float:
+    largest = max(_squared_norm(hamiltonian(t)) for t in times)
+    for gamma, operator in zip(system.gammas, system.lindblad_operators):
+        largest = max(largest, max(_squared_norm(gamma(t) * operator(t)) for t in times))
+    return largest
+
+
+def _field_hamiltonian(system: Any) -> Optional[Callable]:
+    """``H(t, field)`` of a system whose Hamiltonian takes a field (mean-field systems), else None."""
+    hamiltonian = getattr(system, "hamiltonian", None)
+    if not callable(hamiltonian):
+        return None
+    try:
+        parameters = list(inspect.signature(hamiltonian).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(parameters) == 2 and all(parameter.kind in positional for parameter in parameters):
+        return hamiltonian
+    return None
+
+
+def _estimate_from_system(system: BaseSystem, start_time: float, end_time: float, max_samples: int) -> float:
+    """Nyquist step ``0.5 / f`` of the system's largest "frequency" ``f`` (OQuPy 0.5's estimate).
+
+    ``f`` is the largest squared norm ``||O||^2`` of the Hamiltonian and of the weighted Lindblad operators
+    ``gamma_n L_n`` (OQuPy's quirk: a norm would be the physical choice).  Time-dependent systems are sampled on
+    11 points, the number doubling until ``f`` changes by less than ``DEFAULT_TOLERANCE`` (warning past
+    ``max_samples``).  A Hamiltonian ``H(t, field)`` is sampled at the field ``exp(i pi / 4)`` (warning).
+    """
+    nyquist = 0.5
     if isinstance(system, System):
-        operators_at = [(system.hamiltonian, 1.0)] + list(zip(system.lindblad_operators, system.gammas))
-        norms = [
-            abs(rate) * np.max(np.abs(np.linalg.eigvalsh(_hermitian_part(op)))) for op, rate in operators_at
+        frequencies = [_squared_norm(system.hamiltonian)] + [
+            _squared_norm(gamma * operator)
+            for gamma, operator in zip(system.gammas, system.lindblad_operators)
         ]
-        return 0.5 / max(max(norms), 1e-300)
-    samples = min(max_samples, 100)
-    if samples >= max_samples:
-        warnings.warn(
-            f"Reached maximal number of samples ({max_samples}) estimating system frequencies.", UserWarning
-        )
-    largest = 0.0
-    for t in np.linspace(start_time, end_time, samples):
-        largest = max(
-            largest, float(np.max(np.abs(np.linalg.eigvalsh(_hermitian_part(system.hamiltonian(t))))))
-        )
-        for gamma, op in zip(system.gammas, system.lindblad_operators):
-            largest = max(
-                largest,
-                abs(float(gamma(t))) * float(np.max(np.abs(np.linalg.eigvalsh(_hermitian_part(op(t)))))),
-            )
-    return 0.5 / max(largest, 1e-300)
+        return nyquist / max(frequencies)
+    if isinstance(system, TimeDependentSystem):
+        hamiltonian = system.hamiltonian
+    else:
+        with_field = _field_hamiltonian(system)
+        if with_field is None:
+            raise TypeError("System must have time-dependence")
+        warnings.warn(MF_SYS_WARNING_MSG, UserWarning)
+        field = np.exp(1j * np.pi / 4)
 
+        def hamiltonian(t: float) -> Any:
+            return with_field(t, field)
 
-def _hermitian_part(matrix: Any) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=config.NpDtype)
-    return (matrix + matrix.conj().T) / 2
+    num = 11
+    frequency = _max_frequency_at(hamiltonian, system, np.linspace(start_time, end_time, num))
+    while True:
+        num *= 2
+        if num > max_samples:
+            warnings.warn(MAX_SYS_SAMPLES_MSG, UserWarning)
+            return nyquist / frequency
+        refined = _max_frequency_at(hamiltonian, system, np.linspace(start_time, end_time, num))
+        if abs(frequency - refined) < config.DEFAULT_TOLERANCE:
+            return nyquist / frequency
+        frequency = refined
 
 
 def _round_significant(value: float, digits: int = 4) -> float:
-    return float(f"{value:.{digits - 1}e}")
+    """``value`` rounded to ``digits`` significant figures (half to even, as NumPy's ``round``)."""
+    if value == 0.0 or not math.isfinite(value):
+        return value
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(value))))
+    return round(value * scale) / scale
+
+
+def _estimate_epsrel(dkmax: int, tolerance: float) -> float:
+    """``tolerance * 10**(-log4(dkmax))``: a longer memory needs a tighter SVD truncation."""
+    power = math.log(dkmax) / math.log(4) - math.log(tolerance) / math.log(10)
+    return 10.0 ** (-power)
 
 
 def guess_tempo_parameters(
@@ -227,29 +311,67 @@ def guess_tempo_parameters(
     tolerance: float = config.DEFAULT_TOLERANCE,
     max_samples: int = config.MAX_SYS_SAMPLES,
 ) -> TempoParameters:
-    """A rough guess of dt, dkmax and epsrel; always warns that convergence is not guaranteed."""
-    assert isinstance(bath, Bath), "Argument 'bath' must be an oqupy.Bath object."
-    start = check_convert(start_time, float, "start_time")
-    end = check_convert(end_time, float, "end_time")
-    check_true(end > start, "End time must be bigger than start time.")
-    assert system is None or isinstance(system, (System, TimeDependentSystem)), "Unknown system type."
+    """A rough estimate of TEMPO's parameters: the same guesses as OQuPy 0.5.
+
+    .. warning::
+        Nothing guarantees that a computation with these parameters is converged; always warns so
+        (``UserWarning``).  Check convergence by varying the parameters.
+
+    Parameters
+    ----------
+    bath: Bath
+        Its correlation function sets a time step that resolves it to ``tolerance`` and the memory ``dkmax``
+        after which the integral of its modulus is within ``tolerance`` of the total (on ``[0, end - start]``).
+    start_time, end_time: float
+        The time window of the computation.
+    system: BaseSystem
+        If given, the Nyquist step of its largest frequency replaces the bath's step when it is smaller, and
+        ``dkmax`` grows to keep the same memory time.  The frequency is OQuPy 0.5's: the largest *squared*
+        norm ``||O||^2`` of the Hamiltonian and of each ``gamma_n L_n`` (``H = 4 sigma_x`` gives
+        ``dt = 0.5 / 16``), kept for parity.  Time-dependent systems are sampled on a refined grid of times.
+    tolerance: float
+        Relative tolerance of the estimate.
+    max_samples: int
+        Largest number of times at which a time-dependent system is sampled.
+
+    Returns
+    -------
+    TempoParameters
+        ``dt`` and ``epsrel = tolerance * 10**(-log4(dkmax))`` rounded to four significant figures, ``dkmax``;
+        the description says which of bath and system limited ``dt``.
+    """
+    assert isinstance(bath, Bath), "Argument 'bath' must be a oqupy.Bath object."
+    try:
+        start, end = float(start_time), float(end_time)
+    except Exception as err:
+        raise TypeError("Start and end time must be a float.") from err
+    if end <= start:
+        raise ValueError("End time must be bigger than start time.")
+    assert system is None or isinstance(system, BaseSystem), (
+        "Argument 'system' must be 'None' or a oqupy.BaseSystem object."
+    )
     tolerance = check_convert(tolerance, float, "tolerance")
-    assert tolerance > 0.0, "Argument 'tolerance' must be positive."
-    if not isinstance(max_samples, int):
-        raise TypeError("Argument 'max_samples' must be int.")
+    assert tolerance > 0.0, "Argument 'tolerance' must be larger then 0."
+    max_samples = check_convert(max_samples, int, "max_samples")
     assert max_samples > 0, "Argument 'max_samples' must be positive."
-    warnings.warn(_ESTIMATE_WARNING, UserWarning)
+    warnings.warn(GUESS_WARNING_MSG, UserWarning)
+
+    description = "Estimated with 'guess_tempo_parameters()' based on bath correlations"
     dt, dkmax = _estimate_from_correlations(bath.correlations, end - start, tolerance)
-    if system is not None:
-        dt_system = _estimate_from_system(system, start, end, max_samples)
-        if dt_system < dt:
-            dkmax = int(math.ceil(dkmax * dt / dt_system))
-            dt = dt_system
-    epsrel = tolerance * 10 ** (-math.log(dkmax, 4)) if dkmax > 1 else tolerance
+    if system is None:
+        description += "."
+    else:
+        system_dt = _estimate_from_system(system, start, end, max_samples)
+        if system_dt >= dt:
+            description += " (limiting) and system frequencies."
+        else:
+            description += " and system frequencies (limiting)."
+            dkmax = int(math.ceil(dkmax * dt / system_dt))
+            dt = system_dt
     return TempoParameters(
         dt=_round_significant(dt),
-        epsrel=_round_significant(epsrel),
+        epsrel=_round_significant(_estimate_epsrel(dkmax, tolerance)),
         dkmax=dkmax,
         name="Roughly estimated parameters",
-        description="Estimated with 'guess_tempo_parameters()'",
+        description=description,
     )
