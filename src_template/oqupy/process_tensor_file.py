@@ -1,11 +1,19 @@
 """The HDF5 file format of process tensors: :class:`FileProcessTensor` and its layout; runs on the host.
 
-A file holds the datasets ``hs_dim``, ``dt`` (0 for none), ``transform_in`` / ``transform_out`` (``[0]``
-for none) and, for each kind of tensor (``initial``, ``mpo``, ``cap``), a pair ``<kind>_tensors_data``
-(each tensor flattened, variable-length complex128; ``[nan]`` for none) and ``<kind>_tensors_shape``.  Its
-attributes hold the format, version, name, description and the crash-safety flag ``writing``: true from
-creation, and from any later write, until the writer flushes or closes the file.  A file whose writer was
-interrupted is therefore refused on open with :class:`ProcessTensorFileError`.
+The layout is OQuPy 0.5's, so that each library reads the other's files.  A file holds the datasets
+``hs_dim``, ``dt`` and ``transform_in`` / ``transform_out`` (``[nan]`` for none) and, for each kind of tensor,
+a pair of datasets: ``initial_tensor_data`` / ``initial_tensor_shape`` (one entry), ``mpo_tensors_data`` /
+``mpo_tensors_shape`` and ``cap_tensors_data`` / ``cap_tensors_shape`` (one entry per step): each tensor
+flattened (variable-length complex128; ``[nan]`` for none) and its shape.  Its attributes hold
+``oqupy_version`` (the OQuPy version whose layout the file follows, ``"0.5.0"``), ``name``, ``description``, our
+``format`` and ``version``, and the crash-safety flag ``writing``: true from creation, and from any later write,
+until the writer flushes or closes the file.  A file of ours whose writer was interrupted is therefore refused
+on open with :class:`ProcessTensorFileError`.
+
+Files written by OQuPy itself carry ``oqupy_version`` but no ``format``; OQuPy never clears their ``writing``
+flag (it tests ``flag is True`` on a NumPy bool), so for these legacy files the flag says nothing and is
+ignored.  Files written by earlier versions of this package (``initial_tensors_*``, ``0`` for no ``dt``,
+``[0]`` for no transform) are still read.
 
 The names here are re-exported by :mod:`oqupy.process_tensor` (the tensor conventions are stated there).
 Everything is NumPy and h5py in every generated package.
@@ -25,7 +33,9 @@ from oqupy.util import check_dimension
 __runs_on__ = "host"
 
 FILE_FORMAT = "oqupy-process-tensor"
-FILE_VERSION = "1.0"
+FILE_VERSION = "1.1"
+OQUPY_FILE_VERSION = "0.5.0"
+"""The ``oqupy_version`` attribute written: OQuPy 0.5 reads the file without a version warning."""
 UNIFORM_FILE_FORMAT = "oqupy-uniform-process-tensor"
 """The format of a file holding a uniform process tensor (datasets ``cell``, ``left``, ``right``)."""
 
@@ -33,7 +43,7 @@ TENSOR_KINDS = ("initial", "mpo", "cap")
 """The kinds of tensors a file stores, each in a pair of datasets."""
 
 _NONE_MARK = np.array([np.nan], dtype=config.NpDtype)
-"""Stored in place of a missing tensor (with the shape ``[1]``)."""
+"""Stored in place of a missing tensor (with the shape ``[1]``), a missing transform or (real) a missing ``dt``."""
 
 
 class ProcessTensorFileError(OSError):
@@ -58,9 +68,23 @@ class TensorDatasets(NamedTuple):
     shape: Any  # h5py dataset: each tensor's shape (variable length)
 
 
+def _stem(h5file: Any, kind: str) -> str:
+    """The name stem of the datasets of ``kind``: OQuPy's ``initial_tensor``, or this package's former
+    ``initial_tensors`` in a file that has that one."""
+    if kind == "initial" and "initial_tensor_data" not in h5file and "initial_tensors_data" in h5file:
+        return "initial_tensors"
+    return "initial_tensor" if kind == "initial" else f"{kind}_tensors"
+
+
 def tensor_datasets(h5file: Any, kind: str) -> TensorDatasets:
     """The datasets of the tensors of ``kind`` (one of ``TENSOR_KINDS``) in the open ``h5file``."""
-    return TensorDatasets(h5file[f"{kind}_tensors_data"], h5file[f"{kind}_tensors_shape"])
+    stem = _stem(h5file, kind)
+    return TensorDatasets(h5file[f"{stem}_data"], h5file[f"{stem}_shape"])
+
+
+def is_oqupy_legacy(h5file: Any) -> bool:
+    """Whether ``h5file`` was written by OQuPy itself (an ``oqupy_version`` attribute and no ``format``)."""
+    return "oqupy_version" in h5file.attrs and "format" not in h5file.attrs
 
 
 def set_writing(h5file: Any, writing: bool) -> None:
@@ -71,25 +95,28 @@ def set_writing(h5file: Any, writing: bool) -> None:
 
 def create_layout(h5file: Any, h5py: Any, header: FileHeader) -> None:
     """Write the header and the empty tensor datasets of a new file, flagged as being written."""
+    h5file.attrs["oqupy_version"] = OQUPY_FILE_VERSION
     h5file.attrs["format"] = FILE_FORMAT
     h5file.attrs["version"] = FILE_VERSION
     h5file.attrs["name"] = header.name
     h5file.attrs["description"] = header.description
     set_writing(h5file, True)
     h5file.create_dataset("hs_dim", data=np.array([header.hilbert_space_dimension], dtype=np.int64))
-    h5file.create_dataset("dt", data=np.array([0.0 if header.dt is None else header.dt], dtype=np.float64))
+    h5file.create_dataset("dt", data=np.array([np.nan if header.dt is None else header.dt], dtype=np.float64))
     for key, matrix in (("transform_in", header.transform_in), ("transform_out", header.transform_out)):
-        h5file.create_dataset(key, data=np.array([0.0]) if matrix is None else matrix)
+        h5file.create_dataset(key, data=_NONE_MARK if matrix is None else np.asarray(matrix, dtype=config.NpDtype))
     data_type = h5py.vlen_dtype(np.dtype(config.NpDtype))
     shape_type = h5py.vlen_dtype(np.dtype(np.int64))
     for kind in TENSOR_KINDS:
-        h5file.create_dataset(f"{kind}_tensors_data", (0,), dtype=data_type, maxshape=(None,))
-        h5file.create_dataset(f"{kind}_tensors_shape", (0,), dtype=shape_type, maxshape=(None,))
+        stem = _stem(h5file, kind)
+        h5file.create_dataset(f"{stem}_data", (0,), dtype=data_type, maxshape=(None,))
+        h5file.create_dataset(f"{stem}_shape", (0,), dtype=shape_type, maxshape=(None,))
+    write_tensor(h5file, "initial", 0, None)  # OQuPy expects the entry, even for no initial tensor
     h5file.flush()
 
 
 def _stored_matrix(dataset: Any) -> Optional[np.ndarray]:
-    """A stored transform matrix; the placeholder ``[0]`` means none."""
+    """A stored transform matrix; a placeholder of one value (``[nan]``, formerly ``[0]``) means none."""
     matrix = np.array(dataset)
     return None if matrix.ndim < 2 else matrix
 
@@ -97,15 +124,16 @@ def _stored_matrix(dataset: Any) -> Optional[np.ndarray]:
 def read_header(h5file: Any, path: str) -> FileHeader:
     """The header of the open ``h5file`` (from ``path``); ``ProcessTensorFileError`` if it is unusable.
 
-    Refused: a file still flagged as being written, missing or malformed datasets, and tensor data and
-    shape datasets of different lengths.
+    Refused: a file of ours still flagged as being written (the flag of a file written by OQuPy is ignored,
+    see the module docstring), missing or malformed datasets, and tensor data and shape datasets of different
+    lengths.
     """
     try:
         if h5file.attrs.get("format", FILE_FORMAT) == UNIFORM_FILE_FORMAT:
             raise ProcessTensorFileError(
                 f"'{path}' holds a uniform process tensor: open it with oqupy.import_process_tensor."
             )
-        if bool(h5file.attrs.get("writing", False)):
+        if bool(h5file.attrs.get("writing", False)) and not is_oqupy_legacy(h5file):
             raise ProcessTensorFileError(
                 f"'{path}' was not closed by its writer (the computation or export was interrupted); "
                 "its content is incomplete. Compute or export it again."
@@ -126,7 +154,7 @@ def read_header(h5file: Any, path: str) -> FileHeader:
         raise ProcessTensorFileError(f"'{path}' is not a valid process tensor file: {err}") from err
     return FileHeader(
         hs_dim,
-        dt if dt > 0.0 else None,
+        dt if dt > 0.0 else None,  # nan (or 0 in our earlier files): none
         transform_in,
         transform_out,
         None if name is None else str(name),

@@ -40,6 +40,11 @@ DESCRIPTIONS = {
 }
 
 
+def oqupy_environment():
+    """The environment for OQuPy's interpreter: without PYTHONPATH, which may point at our ``oqupy`` template."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+
+
 @pytest.mark.parametrize("case", sorted(OQUPY05_GUESSES))
 def test_guesses_equal_oqupy05(oq, case):
     dt, dkmax, epsrel, limiting, n_warnings = OQUPY05_GUESSES[case]
@@ -95,7 +100,12 @@ def test_bad_input(oq):
 def test_live_comparison_with_oqupy(oq):
     script = Path(guess_cases.__file__)
     result = subprocess.run(
-        [os.environ["OQUPY05_PYTHON"], str(script)], capture_output=True, text=True, check=True, timeout=600
+        [os.environ["OQUPY05_PYTHON"], str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        env=oqupy_environment(),
     )
     reference = json.loads(result.stdout.strip().splitlines()[-1])
     ours = guess_cases.guesses(oq)
