@@ -16,3 +16,5 @@ DESCRIPTIONS = {
 _COMMON = ["numpy>=2", "scipy>=1.11", "tqdm>=4.60", "h5py>=3.8"]
 DEPENDENCIES = {"numpy": _COMMON, "jax": ["jax>=0.4.36", "jaxlib>=0.4.36", *_COMMON]}
 TEST_DEPENDENCIES = ["pytest>=8"]
+#: the ``plot`` extra: ``oqupy.helpers`` imports matplotlib when it draws
+PLOT_DEPENDENCIES = ["matplotlib>=3.7"]

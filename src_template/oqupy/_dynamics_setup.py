@@ -300,11 +300,10 @@ def step_indices(times: Any, dt: float, start_time: float, num_steps: Optional[i
         return list(range(times.stop))[times]
     if isinstance(times, (float, np.floating)):
         return [from_time(float(times))]
-    if (
-        isinstance(times, tuple)
-        and len(times) == 2
-        and all(isinstance(t, (float, np.floating)) for t in times)
-    ):
+    if isinstance(times, tuple):
+        assert len(times) == 2 and all(isinstance(t, (float, np.floating)) for t in times), (
+            "A time interval must be a tuple of two floats (start, end)."
+        )
         low, high = (float(t) for t in times)
         first = int(math.ceil((low - start_time) / dt - 1e-9))
         last = int(math.floor((high - start_time) / dt + 1e-9))
@@ -322,13 +321,19 @@ def step_indices(times: Any, dt: float, start_time: float, num_steps: Optional[i
 
 
 def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, Optional[int]]:
-    """(dt, number of steps) of the process tensors of a correlation computation (None: no last step)."""
+    """(dt, number of steps) of the process tensors of a correlation computation (None: no last step).
+
+    A missing (or wrong) process tensor or a missing time step is an ``AssertionError``, as in OQuPy.
+    """
+    candidates = process_tensor if isinstance(process_tensor, (list, tuple)) else [process_tensor]
+    assert candidates and all(isinstance(pt, BaseProcessTensor) for pt in candidates), (
+        "Correlations need a process tensor (or a list of them)."
+    )
     process_tensors = process_tensor_list(process_tensor)
     lengths = [len(pt) for pt in process_tensors if math.isfinite(pt.max_step)]
     dts = [pt.dt for pt in process_tensors if pt.dt is not None]
     if dt is None:
-        if not dts:
-            raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
+        assert dts, "It is necessary to specify the time step 'dt' because the process tensor has none."
         dt = dts[0]
     if not lengths:
         if not any(isinstance(pt, TtiProcessTensor) for pt in process_tensors):

@@ -61,6 +61,9 @@ class BaseDynamics(BaseAPIClass):
         if operator is None:
             values = np.trace(states, axis1=1, axis2=2)
         else:
+            assert hasattr(operator, "shape") or isinstance(operator, (list, tuple)), (
+                "Argument 'operator' must be an array."
+            )
             operator = np.asarray(operator, dtype=NpDtype)
             assert operator.shape == self._shape, (
                 f"Operator shape {operator.shape} differs from states {self._shape}."
@@ -90,6 +93,8 @@ class Dynamics(BaseDynamics):
         description: Optional[str] = None,
     ) -> None:
         super().__init__(name, description)
+        assert times is None or hasattr(times, "__len__"), "Argument `times` must be a list of floats."
+        assert states is None or hasattr(states, "__len__"), "Argument `states` must be a list of matrices."
         times = [] if times is None else list(times)
         states = [] if states is None else list(states)
         assert len(times) == len(states), "Lists `times` and `states` must have the same length."

@@ -104,7 +104,9 @@ def create_layout(h5file: Any, h5py: Any, header: FileHeader) -> None:
     h5file.create_dataset("hs_dim", data=np.array([header.hilbert_space_dimension], dtype=np.int64))
     h5file.create_dataset("dt", data=np.array([np.nan if header.dt is None else header.dt], dtype=np.float64))
     for key, matrix in (("transform_in", header.transform_in), ("transform_out", header.transform_out)):
-        h5file.create_dataset(key, data=_NONE_MARK if matrix is None else np.asarray(matrix, dtype=config.NpDtype))
+        h5file.create_dataset(
+            key, data=_NONE_MARK if matrix is None else np.asarray(matrix, dtype=config.NpDtype)
+        )
     data_type = h5py.vlen_dtype(np.dtype(config.NpDtype))
     shape_type = h5py.vlen_dtype(np.dtype(np.int64))
     for kind in TENSOR_KINDS:

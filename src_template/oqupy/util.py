@@ -60,10 +60,10 @@ def check_isinstance(
         raise TypeError(text)
 
 
-def check_true(expression: Any, msg: Optional[str] = None) -> None:
-    """Raise ``ValueError`` with ``msg`` unless ``expression`` is truthy."""
-    if not expression:
-        raise ValueError(msg if msg is not None else "Check failed.")
+def check_true(expr: Any, msg: Optional[str] = None) -> None:
+    """Raise ``ValueError`` with ``msg`` (default: no message) unless ``expr`` is truthy."""
+    if not expr:
+        raise ValueError(msg if msg is not None else "")
 
 
 def check_dimension(value: Any, name: str) -> int:
@@ -89,62 +89,84 @@ def increase_list_of_index(a: List[int], shape: Sequence[int], index: int = -1) 
 
 
 class BaseProgress:
-    """Context manager reporting the progress of a loop of ``max_value`` steps."""
+    """Context manager reporting the progress of a loop of ``max_value`` steps (OQuPy's interface).
 
-    def __init__(self, max_value: int, title: Optional[str] = None) -> None:
+    Subclasses implement :meth:`enter` (returning the object bound by ``with``), :meth:`exit` and
+    :meth:`update`; here they raise ``NotImplementedError``.  ``BaseProgress()`` takes no argument, as in OQuPy.
+    """
+
+    def __init__(self, max_value: Optional[int] = None, title: Optional[str] = None) -> None:
         self.max_value = max_value
         self.title = title
-        self.step = 0
+        self.step: Optional[int] = 0
 
-    def __enter__(self) -> "BaseProgress":
-        self.enter()
-        return self
+    def __enter__(self) -> Any:
+        return self.enter()
 
     def __exit__(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         self.exit()
 
-    def enter(self) -> None:
-        """Start reporting."""
+    def enter(self) -> Any:
+        """Start reporting; returns the object bound by ``with``."""
+        raise NotImplementedError()
 
     def exit(self) -> None:
         """Stop reporting."""
+        raise NotImplementedError()
 
     def update(self, step: Optional[int] = None) -> None:
         """Record that ``step`` steps (default: one more) are done."""
-        self.step = self.step + 1 if step is None else step
+        raise NotImplementedError()
+
+    def _advance(self, step: Optional[int]) -> None:
+        self.step = (self.step or 0) + 1 if step is None else step
 
 
 class ProgressSilent(BaseProgress):
     """Reports nothing."""
 
+    def enter(self) -> "ProgressSilent":
+        return self
+
+    def exit(self) -> None:
+        pass
+
+    def update(self, step: Optional[int] = None) -> None:
+        self._advance(step)
+
 
 class ProgressSimple(BaseProgress):
     """Prints the title, then the total wall time at the end."""
 
-    def enter(self) -> None:
+    def enter(self) -> "ProgressSimple":
         self._start = time.perf_counter()
         if self.title is not None:
             print(self.title, file=sys.stderr)
+        return self
 
     def exit(self) -> None:
         print(f"Elapsed time: {time.perf_counter() - self._start:.1f}s", file=sys.stderr)
+
+    def update(self, step: Optional[int] = None) -> None:
+        self._advance(step)
 
 
 class ProgressBar(BaseProgress):
     """A tqdm progress bar."""
 
-    def enter(self) -> None:
+    def enter(self) -> "ProgressBar":
         from tqdm.auto import tqdm
 
         self._bar = tqdm(total=self.max_value, desc=self.title, leave=True, file=sys.stderr)
+        return self
 
     def exit(self) -> None:
         self._bar.close()
 
     def update(self, step: Optional[int] = None) -> None:
-        previous = self.step
-        super().update(step)
-        self._bar.update(self.step - previous)
+        previous = self.step or 0
+        self._advance(step)
+        self._bar.update((self.step or 0) - previous)
 
 
 PROGRESS_DICT = {"silent": ProgressSilent, "simple": ProgressSimple, "bar": ProgressBar}
