@@ -107,6 +107,9 @@ class Dynamics(BaseDynamics):
             time = float(time)
         except (TypeError, ValueError) as err:
             raise AssertionError("Argument `time` must be float.") from err
+        assert hasattr(state, "shape") or isinstance(state, (list, tuple)), (
+            "Argument `state` must be an array."
+        )
         state = np.asarray(state, dtype=NpDtype)
         assert len(state.shape) == 2 and state.shape[0] == state.shape[1], (
             "Argument `state` must be a square matrix."

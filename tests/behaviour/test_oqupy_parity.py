@@ -87,6 +87,8 @@ def test_dynamics_of_non_lists_is_an_assertion_error(oq):
         oq.Dynamics(0.1, [up])
     with pytest.raises(AssertionError):
         oq.Dynamics([0.0], 0.1)
+    with pytest.raises(AssertionError):
+        oq.Dynamics().add(0.0, "up")
     assert len(oq.Dynamics((0.0, 0.1), (up, up))) == 2
 
 
