@@ -99,11 +99,12 @@ def main() -> int:
     args = parser.parse_args()
     if not (args.checkout / "tests").is_dir():
         parser.error(f"{args.checkout} has no tests/ folder")
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="oqupy_suite_"))
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="oqupy_suite_"))).resolve()
+    python = os.path.abspath(args.python) if os.sep in args.python else args.python  # pytest runs elsewhere
     status = 0
     for package in args.package or ["oqupy_numpy", "oqupy_jax"]:
-        root = prepare(args.checkout, package, workdir)
-        per_file, failures = summarise(run(root, args.python, args.tests))
+        root = prepare(args.checkout.resolve(), package, workdir)
+        per_file, failures = summarise(run(root, python, args.tests))
         totals = sum(per_file.values(), Counter())
         print(
             f"\n== {package}: "
