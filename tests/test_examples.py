@@ -5,6 +5,7 @@ written (a PNG signature).  A new example is picked up by the glob and must acce
 ``--output``.
 """
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,17 @@ def test_example_runs_quick(example, package, tmp_path):
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     assert output.read_bytes()[:8] == PNG_SIGNATURE
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_getting_started_snippets_run(capsys):
+    """The code blocks of docs/index.md, run in order as one script with oqupy_numpy."""
+    text = (DOCS / "index.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 2
+    namespace: dict = {}
+    exec(compile("\n".join(blocks), str(DOCS / "index.md"), "exec"), namespace)
+    assert float(namespace["sz"][0]) == pytest.approx(1.0)
+    assert len(namespace["dynamics"].times) == 51
