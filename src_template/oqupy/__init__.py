@@ -54,7 +54,9 @@ __all__ = [
     "process_tensor",
     "pt_tempo",
     "pt_tempo_compute",
+    "pt_tempo_sweep",
     "steady_state",
+    "sweeps",
     "system",
     "system_dynamics",
     "tempo",
@@ -75,6 +77,7 @@ from oqupy import (
     process_tensor,
     pt_tempo,
     steady_state,
+    sweeps,
     system,
     system_dynamics,
     tempo,
@@ -101,5 +104,6 @@ from oqupy.system_dynamics import (
     compute_dynamics_batch,
 )
 from oqupy.steady_state import compute_steady_state
+from oqupy.sweeps import pt_tempo_sweep
 from oqupy.tempo import Tempo, TempoParameters, guess_tempo_parameters, tempo_compute
 from oqupy.tti_pt_tempo import TtiPtTempo, tti_pt_tempo_compute
