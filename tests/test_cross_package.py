@@ -354,7 +354,7 @@ def test_gibbs_tempo_packages_agree():
     np.testing.assert_allclose(state_jax, exact, atol=1e-10)
 
     hamiltonian = 0.8 * np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]) / np.sqrt(2) + np.diag(energies)
-    history_np, _, bond_np = _gibbs_history(onp, hamiltonian, np.diag(values), 24, 1e-9)
-    history_jax, _, bond_jax = _gibbs_history(ojax, hamiltonian, np.diag(values), 24, 1e-9)
-    assert bond_np == bond_jax > 4
+    history_np, _, bond_np = _gibbs_history(onp, hamiltonian, np.diag(values), 12, 1e-6)
+    history_jax, _, bond_jax = _gibbs_history(ojax, hamiltonian, np.diag(values), 12, 1e-6)
+    assert bond_np == bond_jax > 12  # oqupy_jax starts at capacity 12 for d = 3
     np.testing.assert_allclose(history_jax, history_np, rtol=0, atol=1e-10)

@@ -123,7 +123,7 @@ def test_weak_coupling_approaches_second_order_perturbation_theory(oq):
     deviations, corrections = [], []
     for alpha in (0.01, 0.02):
         _, state = gibbs_state(
-            oq, hamiltonian, coupling, ohmic(oq, alpha, cutoff, temperature), 40, epsrel=1e-10
+            oq, hamiltonian, coupling, ohmic(oq, alpha, cutoff, temperature), 40, epsrel=1e-9
         )
         reference = second_order_state(hamiltonian, coupling, alpha, cutoff, temperature)
         deviations.append(np.abs(state - reference).max())
@@ -137,12 +137,12 @@ def test_convergence_in_n_steps(oq):
     op = oq.operators
     hamiltonian, coupling = 0.5 * op.sigma("x") + 0.25 * op.sigma("z"), 0.5 * op.sigma("z")
     sd = ohmic(oq, 0.2, 5.0, 1.0)
-    states = [gibbs_state(oq, hamiltonian, coupling, sd, n, epsrel=1e-10)[1] for n in (10, 20, 40)]
+    states = [gibbs_state(oq, hamiltonian, coupling, sd, n, epsrel=1e-8)[1] for n in (10, 20, 40)]
     coarse, fine = np.abs(states[0] - states[2]).max(), np.abs(states[1] - states[2]).max()
     assert coarse > 1e-5
     assert 4.0 < coarse / fine < 6.0
-    # Hermitian up to the truncation (epsrel 1e-10 per split), positive
-    assert np.abs(states[2] - states[2].conj().T).max() < 1e-8 and np.linalg.eigvalsh(states[2]).min() > 0
+    # Hermitian up to the truncation (epsrel 1e-8 per split, some 1e-7 in all), positive
+    assert np.abs(states[2] - states[2].conj().T).max() < 1e-6 and np.linalg.eigvalsh(states[2]).min() > 0
 
 
 # -- OQuPy 0.5 -------------------------------------------------------------------------------------------------
