@@ -273,7 +273,7 @@ class GibbsTempo(BaseAPIClass):
                 state = np.asarray(state)
                 if rotate:
                     state = unitary @ state @ unitary.conj().T
-                dynamics.add((step + 1) * self._dbeta, state)
+                dynamics.add((step + 1) / n_steps / self._temperature, state)  # the last time is 1/T exactly
                 progress.update(step + 1)
         self._dynamics = dynamics
         return dynamics

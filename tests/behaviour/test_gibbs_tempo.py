@@ -92,6 +92,7 @@ def test_polaron_closed_form(oq, alpha):
     # the imaginary-time history: n_steps + 1 unnormalised operators at n * dbeta, the identity first
     dynamics = tempo.get_dynamics()
     np.testing.assert_allclose(np.asarray(dynamics.times), np.arange(41) / (40 * 2.1), rtol=1e-14)
+    assert dynamics.times[-1] == 1 / 2.1  # exactly beta (OQuPy's tests compare with ==)
     np.testing.assert_allclose(np.asarray(dynamics.states[0]), np.eye(2), atol=0)
     final = np.asarray(dynamics.states[-1])
     np.testing.assert_allclose(final / np.trace(final), state, atol=1e-15)
