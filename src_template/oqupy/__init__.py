@@ -27,6 +27,8 @@ __all__ = [
     "CustomSD",
     "Dynamics",
     "FileProcessTensor",
+    "GibbsParameters",
+    "GibbsTempo",
     "PowerLawSD",
     "PtTempo",
     "SimpleProcessTensor",
@@ -48,6 +50,7 @@ __all__ = [
     "config",
     "control",
     "dynamics",
+    "gibbs_tempo_compute",
     "guess_tempo_parameters",
     "import_process_tensor",
     "operators",
@@ -105,5 +108,6 @@ from oqupy.system_dynamics import (
 )
 from oqupy.steady_state import compute_steady_state
 from oqupy.sweeps import pt_tempo_sweep
+from oqupy.tempo import GibbsParameters, GibbsTempo, gibbs_tempo_compute
 from oqupy.tempo import Tempo, TempoParameters, guess_tempo_parameters, tempo_compute
 from oqupy.tti_pt_tempo import TtiPtTempo, tti_pt_tempo_compute

@@ -16,6 +16,7 @@ import numpy as np
 
 from oqupy import _steps, config, operators
 from oqupy._checks import check_initial_state, check_system_and_bath
+from oqupy._gibbs_tempo import GibbsParameters, GibbsTempo, gibbs_tempo_compute
 from oqupy._influences import Influences, influence_matrix, line_influence, self_influence
 from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters, num_steps_between
 from oqupy.base_api import BaseAPIClass
@@ -27,8 +28,11 @@ from oqupy.util import check_convert, get_progress
 __runs_on__ = "device"
 
 __all__ = [
+    "GibbsParameters",
+    "GibbsTempo",
     "Tempo",
     "TempoParameters",
+    "gibbs_tempo_compute",
     "guess_tempo_parameters",
     "influence_matrix",
     "line_influence",
