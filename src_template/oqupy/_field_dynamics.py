@@ -34,12 +34,19 @@ def _caps(loop: Loop, step: int) -> tuple:
     return tuple(cell.cap if caps is None else caps[step] for caps, cell in zip(loop.caps, loop.uniform))
 
 
-def _common_grid(dimensions: List[int], process_tensors: List[Any], dt: Optional[float], num_steps: Optional[int]):
+def _common_grid(
+    dimensions: List[int], process_tensors: List[Any], dt: Optional[float], num_steps: Optional[int]
+):
     """(dt, num_steps) for all systems: one time step, and the shortest of their lengths."""
-    grids = [time_grid(process_tensor_list(pts), dim, dt, num_steps) for dim, pts in zip(dimensions, process_tensors)]
+    grids = [
+        time_grid(process_tensor_list(pts), dim, dt, num_steps)
+        for dim, pts in zip(dimensions, process_tensors)
+    ]
     first = grids[0][0]
     if not all(math.isclose(step, first, rel_tol=1e-12) for step, _ in grids):
-        raise ValueError(f"The process tensors of the systems disagree on the time step: {[g[0] for g in grids]}.")
+        raise ValueError(
+            f"The process tensors of the systems disagree on the time step: {[g[0] for g in grids]}."
+        )
     return first, min(length for _, length in grids)
 
 
@@ -138,7 +145,9 @@ def compute_dynamics_with_field(
                 steps = Step(
                     enter=matrices.enter,
                     leave=matrices.leave,
-                    tensors=tuple(None if stack is None else stack[step : step + 1] for stack in loop.tensors),
+                    tensors=tuple(
+                        None if stack is None else stack[step : step + 1] for stack in loop.tensors
+                    ),
                     caps=tuple(None if caps is None else caps[step : step + 1] for caps in loop.caps),
                 )
                 carried[index], _ = propagate(carried[index], matrices.links, loop.uniform, steps)

@@ -34,7 +34,13 @@ __all__ = ["MeanFieldTempo", "heun_field"]
 
 
 def heun_field(
-    field_eom: Callable, time: float, dt: float, states: List[np.ndarray], field: complex, slope: complex, new_states: List[np.ndarray]
+    field_eom: Callable,
+    time: float,
+    dt: float,
+    states: List[np.ndarray],
+    field: complex,
+    slope: complex,
+    new_states: List[np.ndarray],
 ) -> complex:
     """The field after one Heun step from ``field`` (slope ``slope`` at ``time``) to the states ``new_states``."""
     second = complex(field_eom(time + dt, new_states, field + dt * slope))
@@ -80,10 +86,14 @@ class MeanFieldTempo(BaseAPIClass):
         assert isinstance(mean_field_system, MeanFieldSystem), (
             "Argument 'mean_field_system' must be an oqupy.MeanFieldSystem."
         )
-        assert isinstance(parameters, TempoParameters), "Argument 'parameters' must be an oqupy.TempoParameters."
+        assert isinstance(parameters, TempoParameters), (
+            "Argument 'parameters' must be an oqupy.TempoParameters."
+        )
         assert isinstance(unique, bool), "Argument 'unique' must be bool."
         assert isinstance(bath_list, list), "Argument 'bath_list' must be a list of oqupy.Bath objects."
-        assert isinstance(initial_state_list, list), "Argument 'initial_state_list' must be a list of matrices."
+        assert isinstance(initial_state_list, list), (
+            "Argument 'initial_state_list' must be a list of matrices."
+        )
         systems = mean_field_system.system_list
         assert len(systems) == len(bath_list) == len(initial_state_list), (
             f"The lengths of 'bath_list' ({len(bath_list)}) and 'initial_state_list' ({len(initial_state_list)}) "
@@ -109,7 +119,9 @@ class MeanFieldTempo(BaseAPIClass):
             )
             for system in systems
         ]
-        self._networks = [TempoNetwork(bath, parameters, state, unique) for bath, state in zip(bath_list, states)]
+        self._networks = [
+            TempoNetwork(bath, parameters, state, unique) for bath, state in zip(bath_list, states)
+        ]
         self._states: List[np.ndarray] = states
         self._field = self._initial_field
         self._step = 0

@@ -115,7 +115,14 @@ class TimeDependentSystemWithField(BaseSystem):
         return self._liouvillian_at(t0, t, field, field_derivative)
 
     def _half_step_exponent(
-        self, t0: float, start: float, end: float, field: complex, derivative: complex, limit: Optional[int], epsrel: float
+        self,
+        t0: float,
+        start: float,
+        end: float,
+        field: complex,
+        derivative: complex,
+        limit: Optional[int],
+        epsrel: float,
     ) -> np.ndarray:
         """``L dt/2`` over ``[start, end]``: the midpoint sample (``limit`` None) or the ``quad_vec`` integral."""
         if limit is None:
@@ -143,13 +150,17 @@ class TimeDependentSystemWithField(BaseSystem):
         dt = _as_float(dt, "dt")
         start_time = _as_float(start_time, "start_time")
 
-        def propagators(step: int, field: complex, field_derivative: complex) -> Tuple[np.ndarray, np.ndarray]:
+        def propagators(
+            step: int, field: complex, field_derivative: complex
+        ) -> Tuple[np.ndarray, np.ndarray]:
             t = start_time + step * dt
             field = _as_complex(field, "field")
             field_derivative = _as_complex(field_derivative, "field_derivative")
             middle = t + dt / 2.0
             first = self._half_step_exponent(t, t, middle, field, field_derivative, subdiv_limit, epsrel)
-            second = self._half_step_exponent(t, middle, t + dt, field, field_derivative, subdiv_limit, epsrel)
+            second = self._half_step_exponent(
+                t, middle, t + dt, field, field_derivative, subdiv_limit, epsrel
+            )
             props = scipy.linalg.expm(np.stack([first, second]))
             return np.asarray(props[0], dtype=NpDtype), np.asarray(props[1], dtype=NpDtype)
 

@@ -35,7 +35,9 @@ class TempoNetwork:
         Reduce path indices to degeneracy classes of the coupling.
     """
 
-    def __init__(self, bath: Bath, parameters: TempoParameters, initial_state: np.ndarray, unique: bool) -> None:
+    def __init__(
+        self, bath: Bath, parameters: TempoParameters, initial_state: np.ndarray, unique: bool
+    ) -> None:
         self.parameters = parameters
         self.influences = Influences(bath, parameters, unique)
         unitary = np.asarray(bath.unitary_transform, dtype=config.NpDtype)

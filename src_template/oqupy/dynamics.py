@@ -141,7 +141,11 @@ class MeanFieldDynamics(BaseAPIClass):
         times = [] if times is None else times
         system_states_list = [] if system_states_list is None else system_states_list
         fields = [] if fields is None else fields
-        for argument, label in ((times, "times"), (system_states_list, "system_states_list"), (fields, "fields")):
+        for argument, label in (
+            (times, "times"),
+            (system_states_list, "system_states_list"),
+            (fields, "fields"),
+        ):
             assert isinstance(argument, list), f"Argument `{label}` must be a list."
         assert len(times) == len(system_states_list) == len(fields), (
             "Lists `times`, `system_states_list` and `fields` must have the same length."
