@@ -97,10 +97,16 @@ def compute_dynamics_with_field(
     )
     systems = mean_field_system.system_list
     count = len(systems)
-    initial_state_list = [None] * count if initial_state_list is None else initial_state_list
-    control_list = [None] * count if control_list is None else control_list
-    process_tensor_list = [None] * count if process_tensor_list is None else process_tensor_list
-    assert isinstance(process_tensor_list, list), "Argument 'process_tensor_list' must be a list."
+    nothing: List[Any] = [None] * count
+    initial_state_list = nothing if initial_state_list is None else initial_state_list
+    control_list = nothing if control_list is None else control_list
+    process_tensor_list = nothing if process_tensor_list is None else process_tensor_list
+    for argument, label in (
+        (process_tensor_list, "process_tensor_list"),
+        (initial_state_list, "initial_state_list"),
+        (control_list, "control_list"),
+    ):
+        assert isinstance(argument, list), f"Argument '{label}' must be a list (one entry per system)."
     assert count == len(initial_state_list) == len(control_list) == len(process_tensor_list), (
         f"The lengths of 'process_tensor_list' ({len(process_tensor_list)}), 'initial_state_list' "
         f"({len(initial_state_list)}) and 'control_list' ({len(control_list)}) must equal the number of "

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 from scipy import integrate
 
-from oqupy._system_base import BaseSystem, build_liouvillian, check_hamiltonian, check_td_lindblad
+from oqupy._system_base import BaseSystem, build_liouvillian, check_matrix, check_td_lindblad
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import INTEGRATE_EPSREL, NpDtype
 
@@ -53,8 +53,8 @@ class TimeDependentSystemWithField(BaseSystem):
     Parameters
     ----------
     hamiltonian: callable
-        ``hamiltonian(t, field)`` is the Hermitian (d, d) Hamiltonian at time t (a float) and field value
-        ``field`` (a complex number).
+        ``hamiltonian(t, field)`` is the (d, d) Hamiltonian at time t (a float) and field value ``field`` (a
+        complex number).
     gammas: list(callable)
         ``gammas[n](t)`` is the (real) rate of the n-th Lindblad term at time t (default: none).
     lindblad_operators: list(callable)
@@ -67,7 +67,8 @@ class TimeDependentSystemWithField(BaseSystem):
     Notes
     -----
     The Hamiltonian is checked at ``t = 1.0``, ``field = 1 + 1j`` and the Lindblad terms at ``t = 0.0``
-    (``AssertionError`` if a callable fails or gives a wrong shape).
+    (``AssertionError`` if a callable fails or gives a wrong shape).  As in OQuPy, the Hamiltonian is not
+    required to be Hermitian at that probe (a Hamiltonian written for real fields need not be).
     """
 
     def __init__(
@@ -85,7 +86,7 @@ class TimeDependentSystemWithField(BaseSystem):
             raise AssertionError(
                 "'hamiltonian' must be a callable that can be evaluated at t=1.0, field=1+1j."
             ) from err
-        probe = check_hamiltonian(probe, "hamiltonian(1.0, 1+1j)")
+        probe = check_matrix(probe, "hamiltonian(1.0, 1+1j)")
         super().__init__(probe.shape[0], name, description)
         self._hamiltonian = hamiltonian
         terms = check_td_lindblad(gammas, lindblad_operators, self._dimension)

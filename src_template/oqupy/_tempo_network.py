@@ -82,7 +82,8 @@ class TempoNetwork:
         padding = ((0, _steps.steps_bucket(count) - count), (0, 0), (0, 0))
         into = np.pad(np.matmul(np.asarray(self._to_eigenbasis), np.asarray(prop_1)), padding)
         out_of = np.pad(np.matmul(np.asarray(prop_2), np.asarray(self._from_eigenbasis)), padding)
-        return _steps.TempoOperators(*self._constants[1:], into, out_of)
+        _, lines, west, north, self_influence = self._constants
+        return _steps.TempoOperators(lines, west, north, self_influence, into, out_of)
 
     def _oldest_line(self, memory: int) -> np.ndarray:
         """The influence of distance ``memory`` at this step (the memory tail), on the device once per value."""

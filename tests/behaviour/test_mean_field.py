@@ -62,6 +62,10 @@ def test_zero_light_matter_coupling_reduces_to_independent_tempo_runs(oq):
         system = oq.System(0.5 * omega * op.sigma("z"), gammas=[0.05], lindblad_operators=[op.sigma("-")])
         expected = oq.Tempo(system, bath, parameters, rho0, 0.0).compute(1.6, progress_type="silent")
         np.testing.assert_allclose(got, np.asarray(expected.states), rtol=0, atol=1e-10)
+    per_system = dynamics.expectations(op.sigma("z"), real=True)
+    np.testing.assert_allclose(
+        per_system[1][1], np.real(np.trace(np.asarray(op.sigma("z")) @ states[1], axis1=1, axis2=2))
+    )
     times, fields = dynamics.field_expectations()
     eom = mfs.field_eom
     for n in range(len(times) - 1):
@@ -195,6 +199,8 @@ def test_bad_input_raises_oqupys_types(oq):
         system.liouvillian(0.0, 1.0, 1.0, [1, 2])
     with pytest.raises(AssertionError):
         system.liouvillian(1.0, 0.5, 1.0, 0.0)
+    # as in OQuPy, a Hamiltonian need not be Hermitian at the complex probe field (1 + 1j)
+    assert oq.TimeDependentSystemWithField(lambda t, a: 0.2j * a * np.asarray(op.sigma("y"))).dimension == 2
     with pytest.raises(AssertionError):
         oq.TimeDependentSystemWithField(np.eye(2))
     with pytest.raises(AssertionError):
