@@ -358,3 +358,41 @@ def test_gibbs_tempo_packages_agree():
     history_jax, _, bond_jax = _gibbs_history(ojax, hamiltonian, np.diag(values), 12, 1e-6)
     assert bond_np == bond_jax > 12  # oqupy_jax starts at capacity 12 for d = 3
     np.testing.assert_allclose(history_jax, history_np, rtol=0, atol=1e-10)
+
+
+def _mean_field_dynamics(pkg):
+    """Two emitters in a lossy cavity: MeanFieldTempo and compute_dynamics_with_field through a process tensor."""
+    op = pkg.operators
+    sz, sp, sm = (np.asarray(op.sigma(n)) for n in "z+-")
+
+    def system(omega):
+        return pkg.TimeDependentSystemWithField(
+            lambda t, a: 0.5 * omega * sz + 0.2 * (a * sp + np.conj(a) * sm),
+            gammas=[lambda t: 0.05],
+            lindblad_operators=[lambda t: sm],
+        )
+
+    def eom(t, states, a):
+        return -(0.3j + 0.25) * a - 0.2j * (np.trace(sm @ states[0]) + np.trace(sm @ states[1])) / 2
+
+    mfs = pkg.MeanFieldSystem([system(0.0), system(0.4)], field_eom=eom)
+    sd = pkg.PowerLawSD(alpha=0.1, zeta=1, cutoff=2.0, cutoff_type="gaussian", temperature=0.2)
+    baths = [pkg.Bath(0.5 * op.sigma("z"), sd), pkg.Bath(0.5 * op.sigma("x"), sd)]
+    parameters = pkg.TempoParameters(dt=0.2, epsrel=1e-7, dkmax=3)
+    initial = [op.spin_dm("x+"), op.spin_dm("up")]
+    tempo = pkg.MeanFieldTempo(mfs, baths, parameters, initial, 1.0 + 0.5j).compute(
+        1.2, progress_type="silent"
+    )
+    pts = [pkg.pt_tempo_compute(bath, 0.0, 1.2, parameters, progress_type="silent") for bath in baths]
+    with_pt = pkg.compute_dynamics_with_field(
+        mfs, 1.0 + 0.5j, pts, initial_state_list=initial, progress_type="silent"
+    )
+    return [
+        np.stack([np.asarray(d.states) for d in dynamics.system_dynamics]) for dynamics in (tempo, with_pt)
+    ] + [np.asarray(tempo.fields), np.asarray(with_pt.fields)]
+
+
+def test_mean_field_packages_agree():
+    for got, expected in zip(_mean_field_dynamics(ojax), _mean_field_dynamics(onp)):
+        assert got.dtype == expected.dtype == np.complex128
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)

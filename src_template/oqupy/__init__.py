@@ -29,6 +29,9 @@ __all__ = [
     "FileProcessTensor",
     "GibbsParameters",
     "GibbsTempo",
+    "MeanFieldDynamics",
+    "MeanFieldSystem",
+    "MeanFieldTempo",
     "PowerLawSD",
     "PtTempo",
     "SimpleProcessTensor",
@@ -36,6 +39,7 @@ __all__ = [
     "Tempo",
     "TempoParameters",
     "TimeDependentSystem",
+    "TimeDependentSystemWithField",
     "TrivialProcessTensor",
     "TtiProcessTensor",
     "TtiPtTempo",
@@ -46,6 +50,7 @@ __all__ = [
     "compute_correlations_nt",
     "compute_dynamics",
     "compute_dynamics_batch",
+    "compute_dynamics_with_field",
     "compute_steady_state",
     "config",
     "control",
@@ -90,7 +95,7 @@ from oqupy import (
 from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomCorrelations, CustomSD, PowerLawSD
 from oqupy.control import Control
-from oqupy.dynamics import Dynamics
+from oqupy.dynamics import Dynamics, MeanFieldDynamics
 from oqupy.process_tensor import (
     FileProcessTensor,
     SimpleProcessTensor,
@@ -99,15 +104,24 @@ from oqupy.process_tensor import (
     import_process_tensor,
 )
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
-from oqupy.system import System, TimeDependentSystem
+from oqupy.steady_state import compute_steady_state
+from oqupy.sweeps import pt_tempo_sweep
+from oqupy.system import MeanFieldSystem, System, TimeDependentSystem, TimeDependentSystemWithField
 from oqupy.system_dynamics import (
     compute_correlations,
     compute_correlations_nt,
     compute_dynamics,
     compute_dynamics_batch,
+    compute_dynamics_with_field,
 )
-from oqupy.steady_state import compute_steady_state
-from oqupy.sweeps import pt_tempo_sweep
-from oqupy.tempo import GibbsParameters, GibbsTempo, gibbs_tempo_compute
-from oqupy.tempo import Tempo, TempoParameters, guess_tempo_parameters, tempo_compute
+from oqupy.tempo import (
+    GibbsParameters,
+    GibbsTempo,
+    MeanFieldTempo,
+    Tempo,
+    TempoParameters,
+    gibbs_tempo_compute,
+    guess_tempo_parameters,
+    tempo_compute,
+)
 from oqupy.tti_pt_tempo import TtiPtTempo, tti_pt_tempo_compute

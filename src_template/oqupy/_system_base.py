@@ -8,7 +8,6 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from oqupy import operators
 from oqupy._types import Matrix
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import INTEGRATE_EPSREL, NpDtype, NpDtypeReal
@@ -167,14 +166,16 @@ def check_num_steps(num_steps: Any) -> int:
 def build_liouvillian(
     hamiltonian: np.ndarray, gammas: Sequence[float], lindblad_operators: Sequence[np.ndarray]
 ) -> np.ndarray:
-    """The d^2 x d^2 Liouvillian of one Hamiltonian and its Lindblad terms (module docstring)."""
-    result = -1j * operators.commutator(hamiltonian)
-    for gamma, op in zip(gammas, lindblad_operators):
-        op_dagger = op.conj().T
-        result = result + gamma * (
-            operators.left_right_super(op, op_dagger) - 0.5 * operators.acommutator(op_dagger @ op)
-        )
-    return np.asarray(result, dtype=NpDtype)
+    """The d^2 x d^2 Liouvillian of one Hamiltonian and its Lindblad terms (module docstring).
+
+    A stack of one (:func:`build_liouvillian_stack`): NumPy in both packages, also where it is called once per
+    quadrature point.
+    """
+    return build_liouvillian_stack(
+        np.asarray(hamiltonian, dtype=NpDtype)[None],
+        [np.array([gamma], dtype=NpDtypeReal) for gamma in gammas],
+        [np.asarray(op, dtype=NpDtype)[None] for op in lindblad_operators],
+    )[0]
 
 
 def left_right_super_stack(left: np.ndarray, right: np.ndarray) -> np.ndarray:

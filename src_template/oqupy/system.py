@@ -40,12 +40,13 @@ from oqupy._system_base import (
     vectorize_matrix_function,
     vectorize_scalar_function,
 )
+from oqupy._system_field import MeanFieldSystem, TimeDependentSystemWithField
 from oqupy.config import INTEGRATE_EPSREL, NpDtype
 from oqupy.util import check_convert
 
 __runs_on__ = "host"
 
-__all__ = ["BaseSystem", "System", "TimeDependentSystem"]
+__all__ = ["BaseSystem", "MeanFieldSystem", "System", "TimeDependentSystem", "TimeDependentSystemWithField"]
 
 
 class System(BaseSystem):

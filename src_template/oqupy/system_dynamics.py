@@ -14,15 +14,15 @@ are host code (``@host``): loops over :func:`compute_dynamics` with controls.
 """
 
 import itertools
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from oqupy import config
 from oqupy._checks import check_initial_state, check_system
-from oqupy._codegen import BACKEND, host
+from oqupy._codegen import host
+from oqupy._field_dynamics import compute_dynamics_with_field
 from oqupy._dynamics_setup import (
-    Environment,
     StepMatrices,
     chunks,
     correlation_grid,
@@ -31,74 +31,26 @@ from oqupy._dynamics_setup import (
     step_indices,
     step_matrices,
 )
-from oqupy._propagation import Step, propagate, propagate_batch, read_out, read_out_batch
+from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
 from oqupy.system import BaseSystem, System, TimeDependentSystem
 from oqupy.util import check_convert, get_progress
 
-if BACKEND == "jax":
-    # only oqupy_jax pads, and splits uniform cells; oqupy_numpy keeps exact shapes
-    from oqupy._dynamics_setup import Uniform, stack_padded
-
 __runs_on__ = "device"
 
-__all__ = ["compute_correlations", "compute_correlations_nt", "compute_dynamics", "compute_dynamics_batch"]
-
-
-class _Loop(NamedTuple):
-    """The environments as the step loop wants them, and the initial states with their bond legs."""
-
-    tensors: Tuple[
-        Any, ...
-    ]  # per environment: stacked and padded (oqupy_jax) or a list per step (oqupy_numpy); None if uniform
-    caps: Tuple[Any, ...]  # per environment, the same
-    uniform: Tuple[Any, ...]  # per environment: None, or its ``Uniform`` (cell, cap)
-    states: np.ndarray  # (*batch, chi_1, ..., chi_E, d^2)
-
-
-def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
-    """The tensors and caps of every bath as the scan wants them, and the initial states ``vectors`` with bonds.
-
-    The bond leg of a finite environment starts as ``[1]`` (zero-padded to its bucket in ``oqupy_jax``), of a
-    uniform one as its left boundary vector.
-    """
-    tensors: List[Any] = []
-    caps: List[Any] = []
-    uniform: List[Any] = []
-    bond_vectors: List[Any] = []
-    for env in environments:
-        if env.uniform is not None:
-            tensors.append(None)
-            caps.append(None)
-            bond_vectors.append(env.left)
-            if BACKEND == "jax":  # real and imaginary parts apart (see ``_propagation.contract_uniform``)
-                cell = env.uniform.cell
-                uniform.append(Uniform(np.stack([np.real(cell), np.imag(cell)]), env.uniform.cap))
-            else:
-                uniform.append(env.uniform)
-        else:
-            if BACKEND == "jax":
-                padded = stack_padded(env.tensors, env.caps)
-                tensors.append(padded.tensors)
-                caps.append(padded.caps)
-                first = np.zeros(padded.caps.shape[1], dtype=config.NpDtype)
-                first[0] = 1.0
-                bond_vectors.append(first)
-            else:
-                tensors.append(env.tensors)
-                caps.append(env.caps)
-                bond_vectors.append(np.ones(1, dtype=config.NpDtype))
-            uniform.append(None)
-    states: Any = vectors
-    for vector in bond_vectors:
-        states = states[..., None, :] * vector[:, None]
-    return _Loop(tuple(tensors), tuple(caps), tuple(uniform), states)
+__all__ = [
+    "compute_correlations",
+    "compute_correlations_nt",
+    "compute_dynamics",
+    "compute_dynamics_batch",
+    "compute_dynamics_with_field",
+]
 
 
 def _forward(
-    loop: _Loop,
+    loop: Loop,
     matrices: StepMatrices,
     num_steps: int,
     record_all: bool,
@@ -177,7 +129,7 @@ def compute_dynamics(
     vector = np.asarray(check_initial_state(initial_state, dim)).reshape(dim * dim) @ setup.controls.pre[0].T
     prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    loop = _loop_inputs(setup.environments, vector)
+    loop = loop_inputs(setup.environments, vector)
     rhos = _forward(loop, matrices, num_steps, record_all, progress_type, False)
     dynamics = Dynamics(name="Dynamics from process tensors")
     times = start + dt * np.arange(num_steps + 1) if record_all else [start + dt * num_steps]
@@ -241,7 +193,7 @@ def compute_dynamics_batch(
     prop_1 = np.stack([first for first, _ in stacks])
     prop_2 = np.stack([second for _, second in stacks])
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    loop = _loop_inputs(setup.environments, vectors)
+    loop = loop_inputs(setup.environments, vectors)
     rhos = _forward(loop, matrices, num_steps, record_all, progress_type, True)
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
     return times, rhos.reshape(len(systems), -1, dim, dim)
