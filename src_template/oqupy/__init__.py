@@ -27,6 +27,7 @@ __all__ = [
     "CustomSD",
     "Dynamics",
     "FileProcessTensor",
+    "ParameterizedSystem",
     "PowerLawSD",
     "PtTempo",
     "SimpleProcessTensor",
@@ -44,16 +45,19 @@ __all__ = [
     "compute_correlations_nt",
     "compute_dynamics",
     "compute_dynamics_batch",
+    "compute_gradient_and_dynamics",
     "compute_steady_state",
     "config",
     "control",
     "dynamics",
+    "gradient",
     "guess_tempo_parameters",
     "import_process_tensor",
     "operators",
     "process_tensor",
     "pt_tempo",
     "pt_tempo_compute",
+    "state_gradient",
     "steady_state",
     "system",
     "system_dynamics",
@@ -71,6 +75,7 @@ from oqupy import (
     config,
     control,
     dynamics,
+    gradient,
     operators,
     process_tensor,
     pt_tempo,
@@ -85,6 +90,7 @@ from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomCorrelations, CustomSD, PowerLawSD
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
+from oqupy.gradient import compute_gradient_and_dynamics, state_gradient
 from oqupy.process_tensor import (
     FileProcessTensor,
     SimpleProcessTensor,
@@ -93,7 +99,7 @@ from oqupy.process_tensor import (
     import_process_tensor,
 )
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
-from oqupy.system import System, TimeDependentSystem
+from oqupy.system import ParameterizedSystem, System, TimeDependentSystem
 from oqupy.system_dynamics import (
     compute_correlations,
     compute_correlations_nt,
