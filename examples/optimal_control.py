@@ -39,7 +39,9 @@ DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "optimal_control
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=("numpy", "jax"), default="numpy", help="generated package to use")
+    parser.add_argument(
+        "--backend", choices=("numpy", "jax"), default="numpy", help="generated package to use"
+    )
     parser.add_argument("--steps", type=int, default=30, help="number of time steps N (default 30)")
     parser.add_argument("--iterations", type=int, default=60, help="L-BFGS-B iterations at most (default 60)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="PNG file for the plot")
@@ -52,7 +54,9 @@ def objective_and_gradient(oq, backend, system, process_tensor, initial, target)
 
         def evaluate(values):
             theta = values.reshape(-1, 1)
-            result = oq.state_gradient(system, initial, target.T, [process_tensor], theta, progress_type="silent")
+            result = oq.state_gradient(
+                system, initial, target.T, [process_tensor], theta, progress_type="silent"
+            )
             fidelity = np.trace(target @ result["final_state"]).real
             return fidelity, result["gradient"].real.reshape(-1)
 
@@ -62,7 +66,10 @@ def objective_and_gradient(oq, backend, system, process_tensor, initial, target)
 
     def fidelity(values):
         dynamics = oq.compute_dynamics(
-            system, initial_state=initial, process_tensor=process_tensor, parameters=values.reshape(-1, 1),
+            system,
+            initial_state=initial,
+            process_tensor=process_tensor,
+            parameters=values.reshape(-1, 1),
             progress_type="silent",
         )
         return jnp.real(jnp.trace(target @ dynamics.states[-1]))
@@ -107,7 +114,11 @@ def main(argv=None) -> None:
     bath = oq.Bath(0.5 * sz, correlations)
     start = time.perf_counter()
     process_tensor = oq.pt_tempo_compute(
-        bath, 0.0, args.steps * DT, oq.TempoParameters(dt=DT, epsrel=EPSREL, tcut=None), progress_type="silent"
+        bath,
+        0.0,
+        args.steps * DT,
+        oq.TempoParameters(dt=DT, epsrel=EPSREL, tcut=None),
+        progress_type="silent",
     )
     print(f"process tensor: {args.steps} steps, {time.perf_counter() - start:.1f} s")
     system = oq.ParameterizedSystem(lambda h: 0.5 * h * sx + 0.5 * EPS * sz)

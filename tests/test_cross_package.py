@@ -336,12 +336,18 @@ def test_adjoint_gradients_agree():
     for package in (onp, ojax):
         baths = [
             package.Bath(0.5 * sz, package.PowerLawSD(0.2, 1, 5.0, "exponential", temperature=0.5)),
-            package.Bath(0.5 * (sx + sz) / np.sqrt(2), package.PowerLawSD(0.1, 1, 3.0, "gaussian", temperature=0.2)),
+            package.Bath(
+                0.5 * (sx + sz) / np.sqrt(2), package.PowerLawSD(0.1, 1, 3.0, "gaussian", temperature=0.2)
+            ),
         ]
         parameters = package.TempoParameters(dt=0.1, epsrel=1e-6, tcut=None)
         pts = [package.pt_tempo_compute(bath, 0.0, 0.4, parameters, progress_type="silent") for bath in baths]
         system = package.ParameterizedSystem(lambda hx, hz: 0.5 * hx * sx + 0.5 * hz * sz)
-        result = package.state_gradient(system, np.diag([1.0, 0.0]), 0.5 * np.ones((2, 2)), pts, theta, progress_type="silent")
+        result = package.state_gradient(
+            system, np.diag([1.0, 0.0]), 0.5 * np.ones((2, 2)), pts, theta, progress_type="silent"
+        )
         results.append(result)
     np.testing.assert_allclose(results[1]["gradient"], results[0]["gradient"], rtol=0, atol=1e-10)
-    np.testing.assert_allclose(results[1]["dynamics"].states, results[0]["dynamics"].states, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        results[1]["dynamics"].states, results[0]["dynamics"].states, rtol=0, atol=1e-10
+    )

@@ -14,6 +14,7 @@ Host code (NumPy/SciPy) for concrete parameters; traced parameters (``oqupy_jax`
 ``jit``, ``vmap``) build Liouvillians and propagators with ``jax.numpy`` (:mod:`oqupy._boundary`).
 """
 
+import functools
 import inspect
 from typing import Any, Callable, List, Optional, Tuple
 
@@ -121,7 +122,9 @@ class ParameterizedSystem(BaseSystem):
         generator = self.liouvillian(*row) * (dt / 2.0)
         return array_namespace(generator).asarray(expm(generator), dtype=NpDtype)
 
-    def get_propagators(self, dt: float, parameters: Any) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
+    def get_propagators(  # type: ignore[override]  # OQuPy 0.5's signature: parameters, not times
+        self, dt: float, parameters: Any
+    ) -> Callable[[int], Tuple[np.ndarray, np.ndarray]]:
         """``step -> (expm(L(parameters[2 step]) dt/2), expm(L(parameters[2 step + 1]) dt/2))``."""
 
         def propagators(step: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -129,7 +132,7 @@ class ParameterizedSystem(BaseSystem):
 
         return propagators
 
-    def get_propagator_stack(
+    def get_propagator_stack(  # type: ignore[override]  # parameters, not times
         self, dt: float, parameters: Any, num_steps: Optional[int] = None
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Half-step propagators of steps ``0 .. num_steps - 1`` as two (num_steps, d^2, d^2) arrays.
@@ -157,7 +160,9 @@ class ParameterizedSystem(BaseSystem):
                 f"Argument 'parameters' must have shape (2 N, {self._number_of_parameters}), not {rows.shape}."
             )
         if num_steps is not None and rows.shape[0] < 2 * num_steps:
-            raise ValueError(f"Argument 'parameters' has {rows.shape[0]} rows; {num_steps} steps need {2 * num_steps}.")
+            raise ValueError(
+                f"Argument 'parameters' has {rows.shape[0]} rows; {num_steps} steps need {2 * num_steps}."
+            )
         return rows
 
     def halfstep_propagator_derivative(self, dt: float) -> Callable[[Any], List[np.ndarray]]:
@@ -191,12 +196,9 @@ class ParameterizedSystem(BaseSystem):
     ) -> Callable[[int], Tuple[List[np.ndarray], List[np.ndarray]]]:
         """``step -> (derivatives of prop_1, derivatives of prop_2)``, each a list of M (d^2, d^2) arrays, from the
         user's ``propagator_derivatives`` if given, else :meth:`halfstep_propagator_derivative`."""
+        half_step: Callable[[Any], List[np.ndarray]]
         if self._propagator_derivatives is not None:
-            custom = self._propagator_derivatives
-
-            def half_step(row: Any) -> List[np.ndarray]:
-                return custom(dt, row)
-
+            half_step = functools.partial(self._propagator_derivatives, dt)
         else:
             half_step = self.halfstep_propagator_derivative(dt)
 

@@ -88,7 +88,9 @@ def _read_out(state: np.ndarray, environments: List[Environment], step: int) -> 
     return state
 
 
-def _adjoint_tensor(forward: np.ndarray, adjoint: np.ndarray, environments: List[Environment], step: int) -> np.ndarray:
+def _adjoint_tensor(
+    forward: np.ndarray, adjoint: np.ndarray, environments: List[Environment], step: int
+) -> np.ndarray:
     """``D_n[a, b, c, e]`` from the stored state ``forward[chi, a]`` and the adjoint ``adjoint[chi', e]``."""
     dim2 = forward.shape[-1]
     # a batch over (a, b): the state forward[chi, a] entering the environments on system index b

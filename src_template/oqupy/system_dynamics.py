@@ -190,9 +190,11 @@ def compute_dynamics(
             num_steps = rows.shape[0] // 2
     setup = prepare(dim, initial_state, dt, num_steps, start_time, process_tensor, control)
     dt, num_steps, start = setup.dt, setup.num_steps, setup.start_time
+    first: Any
     if is_traced(initial_state):
-        assert initial_state.shape == (dim, dim), f"Argument 'initial_state' must have shape {(dim, dim)}."
-        first = initial_state.reshape(dim * dim)
+        first = initial_state
+        assert first.shape == (dim, dim), f"Argument 'initial_state' must have shape {(dim, dim)}."
+        first = first.reshape(dim * dim)
     else:
         first = np.asarray(check_initial_state(initial_state, dim)).reshape(dim * dim)
     vector = first @ setup.controls.pre[0].T
