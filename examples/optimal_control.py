@@ -1,6 +1,6 @@
 """Optimal control through a process tensor: a piecewise-constant field that flips a spin coupled to a bath.
 
-    H(t) = h(t) sigma_x / 2 + eps sigma_z / 2 with eps = 1.0, h(t) constant on each half step (2N values);
+    H(t) = h(t) sigma_x / 2 + eps sigma_z / 2 with eps = 1.0, h(t) constant on each time step (N values);
     coupling operator S = sigma_z / 2, J(w) = 2 alpha w exp(-w / w_c), alpha = 0.1, w_c = 5.0, T = 0.2;
     rho(0) = |up><up|, target |down><down|, F = <down| rho(t_f) |down>;  dt = 0.1, N = 30 steps (t_f = 3),
     PT-TEMPO epsrel 1e-6.
@@ -11,8 +11,9 @@ Run from the repository root, with either generated package installed:
     python examples/optimal_control.py --backend jax    # oqupy_jax: jax.grad through compute_dynamics
     python examples/optimal_control.py --steps 20 --output /tmp/control.png
 
-The process tensor is computed once; SciPy's L-BFGS-B then maximises F over the 2N field values (bounded by
-|h| <= 5), with the gradient from ``state_gradient`` (``--backend numpy``) or from ``jax.grad`` of a function
+The process tensor is computed once; SciPy's L-BFGS-B then maximises F over the N field values (bounded by
+|h| <= 5; a ``ParameterizedSystem`` takes one value per half step, so each value fills two rows and its
+derivative is the sum of theirs), with the gradient from ``state_gradient`` (``--backend numpy``) or from ``jax.grad`` of a function
 that builds a ``ParameterizedSystem`` dynamics with ``compute_dynamics`` (``--backend jax``, compiled once with
 ``jax.jit``).  It prints the fidelity before and after and the timings, and plots the infidelity per
 iteration and the optimised field.
@@ -49,16 +50,16 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def objective_and_gradient(oq, backend, system, process_tensor, initial, target):
-    """``theta -> (F, dF/dtheta)`` for the (2N,) field values."""
+    """``h -> (F, dF/dh)`` for the (N,) field values, one per step."""
     if backend == "numpy":
 
         def evaluate(values):
-            theta = values.reshape(-1, 1)
+            theta = np.repeat(values, 2).reshape(-1, 1)  # the same value on both half steps
             result = oq.state_gradient(
                 system, initial, target.T, [process_tensor], theta, progress_type="silent"
             )
             fidelity = np.trace(target @ result["final_state"]).real
-            return fidelity, result["gradient"].real.reshape(-1)
+            return fidelity, result["gradient"].real.reshape(-1, 2).sum(axis=1)
 
         return evaluate
     jax = importlib.import_module("jax")
@@ -69,7 +70,7 @@ def objective_and_gradient(oq, backend, system, process_tensor, initial, target)
             system,
             initial_state=initial,
             process_tensor=process_tensor,
-            parameters=values.reshape(-1, 1),
+            parameters=jnp.repeat(values, 2).reshape(-1, 1),
             progress_type="silent",
         )
         return jnp.real(jnp.trace(target @ dynamics.states[-1]))
@@ -94,11 +95,11 @@ def plot(history, field, dt, output: Path, backend: str) -> None:
     left.set_xlabel("L-BFGS-B iteration")
     left.set_ylabel("infidelity 1 - F")
     left.set_title(f"optimisation ({backend})")
-    edges = dt / 2.0 * np.arange(len(field) + 1)
+    edges = dt * np.arange(len(field) + 1)
     right.stairs(field, edges, linewidth=1.4)
     right.set_xlabel("t")
     right.set_ylabel("h(t)")
-    right.set_title("optimised field (one value per half step)")
+    right.set_title("optimised field (one value per step)")
     figure.tight_layout()
     output.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(output, dpi=120)
@@ -123,7 +124,7 @@ def main(argv=None) -> None:
     print(f"process tensor: {args.steps} steps, {time.perf_counter() - start:.1f} s")
     system = oq.ParameterizedSystem(lambda h: 0.5 * h * sx + 0.5 * EPS * sz)
     evaluate = objective_and_gradient(oq, args.backend, system, process_tensor, initial, target)
-    values = np.full(2 * args.steps, 1.0)  # a constant field to start from
+    values = np.full(args.steps, 1.0)  # a constant field to start from
     first, _ = evaluate(values)
     history = [first]
 
