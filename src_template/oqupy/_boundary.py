@@ -11,7 +11,7 @@ Host code: the JAX names are in a backend block, so ``oqupy_numpy`` holds only t
 """
 
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.linalg
@@ -31,7 +31,16 @@ TAYLOR_NORM = 0.5
 MAX_SQUARINGS = 24
 """Squarings of the traced ``expm`` at most: 1-norms up to 0.5 * 2**24."""
 
-__all__ = ["MAX_SQUARINGS", "TAYLOR_DEGREE", "TAYLOR_NORM", "array_namespace", "expm", "is_traced", "to_host"]
+__all__ = [
+    "MAX_SQUARINGS",
+    "TAYLOR_DEGREE",
+    "TAYLOR_NORM",
+    "array_namespace",
+    "expm",
+    "is_traced",
+    "stack_rows",
+    "to_host",
+]
 
 
 def is_traced(*values: Any) -> bool:
@@ -82,6 +91,15 @@ if BACKEND == "jax":
             return jnp.where((index < squarings)[..., None, None], value @ value, value)
 
         return jax.lax.fori_loop(0, MAX_SQUARINGS, square, result)
+
+
+def stack_rows(function: Callable[..., Any], rows: Any) -> Any:
+    """``stack([function(*row) for row in rows])``; traced ``rows`` are mapped with one ``jax.vmap`` (a Python
+    loop over 200 rows compiled 17 s under ``jax.jit(jax.grad(...))``, the vmap 3 s)."""
+    if BACKEND == "jax":
+        if is_traced(rows):
+            return jax.vmap(lambda row: function(*row))(rows)
+    return np.stack([function(*row) for row in rows])
 
 
 def to_host(value: Any) -> Any:

@@ -21,7 +21,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 import scipy.linalg
 
-from oqupy._boundary import array_namespace, expm, is_traced
+from oqupy._boundary import array_namespace, expm, is_traced, stack_rows
 from oqupy._system_base import BaseSystem, build_liouvillian, check_hamiltonian, check_list, check_matrix
 from oqupy.config import NpDtype
 from oqupy.util import check_convert
@@ -138,7 +138,7 @@ class ParameterizedSystem(BaseSystem):
         """Half-step propagators of steps ``0 .. num_steps - 1`` as two (num_steps, d^2, d^2) arrays.
 
         ``parameters`` has shape (2 N, M) with N >= ``num_steps`` (default N); ``ValueError`` otherwise.
-        One batched ``expm`` (``jax.scipy.linalg.expm`` if ``parameters`` are traced).
+        One batched ``expm``; traced ``parameters`` are mapped with ``jax.vmap`` (:mod:`oqupy._boundary`).
         """
         rows = self.check_parameters(parameters, num_steps)
         num_steps = rows.shape[0] // 2 if num_steps is None else num_steps
@@ -147,7 +147,7 @@ class ParameterizedSystem(BaseSystem):
         if num_steps == 0:
             empty = np.zeros((0, dim, dim), dtype=NpDtype)
             return empty, empty
-        generators = xp.stack([self.liouvillian(*row) for row in rows[: 2 * num_steps]]) * (dt / 2.0)
+        generators = stack_rows(self.liouvillian, rows[: 2 * num_steps]) * (dt / 2.0)
         props = xp.asarray(expm(generators), dtype=NpDtype).reshape(num_steps, 2, dim, dim)
         return props[:, 0], props[:, 1]
 
