@@ -32,6 +32,7 @@ __all__ = [
     "MeanFieldDynamics",
     "MeanFieldSystem",
     "MeanFieldTempo",
+    "ParameterizedSystem",
     "PowerLawSD",
     "PtTempo",
     "SimpleProcessTensor",
@@ -51,11 +52,13 @@ __all__ = [
     "compute_dynamics",
     "compute_dynamics_batch",
     "compute_dynamics_with_field",
+    "compute_gradient_and_dynamics",
     "compute_steady_state",
     "config",
     "control",
     "dynamics",
     "gibbs_tempo_compute",
+    "gradient",
     "guess_tempo_parameters",
     "import_process_tensor",
     "operators",
@@ -63,6 +66,7 @@ __all__ = [
     "pt_tempo",
     "pt_tempo_compute",
     "pt_tempo_sweep",
+    "state_gradient",
     "steady_state",
     "sweeps",
     "system",
@@ -81,6 +85,7 @@ from oqupy import (
     config,
     control,
     dynamics,
+    gradient,
     operators,
     process_tensor,
     pt_tempo,
@@ -96,6 +101,7 @@ from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomCorrelations, CustomSD, PowerLawSD
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics, MeanFieldDynamics
+from oqupy.gradient import compute_gradient_and_dynamics, state_gradient
 from oqupy.process_tensor import (
     FileProcessTensor,
     SimpleProcessTensor,
@@ -106,7 +112,13 @@ from oqupy.process_tensor import (
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
 from oqupy.steady_state import compute_steady_state
 from oqupy.sweeps import pt_tempo_sweep
-from oqupy.system import MeanFieldSystem, System, TimeDependentSystem, TimeDependentSystemWithField
+from oqupy.system import (
+    MeanFieldSystem,
+    ParameterizedSystem,
+    System,
+    TimeDependentSystem,
+    TimeDependentSystemWithField,
+)
 from oqupy.system_dynamics import (
     compute_correlations,
     compute_correlations_nt,

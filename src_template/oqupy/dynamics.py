@@ -1,22 +1,22 @@
-"""Containers for the results of a time evolution: times and density matrices."""
+"""Containers for the results of a time evolution: times and density matrices.
+
+Host code: states are NumPy arrays in both packages, except in ``oqupy_jax`` while a user function runs under
+``jax.grad``, ``jit`` or ``vmap`` (then they are traced JAX arrays, and ``states`` and ``expectations`` are
+computed with ``jax.numpy``; see :mod:`oqupy._boundary`).  Stacking on the host also matters for speed: in
+``oqupy_jax`` stacking thousands of device arrays is one XLA concatenate with one operand each, which compiled
+for minutes (165 s for the 10,001 states of a uniform-PT run).
+"""
 
 from bisect import bisect
 from typing import List, Optional, Tuple
 
 import numpy as np
 
-from oqupy._codegen import host
+from oqupy._boundary import array_namespace, is_traced
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import NpDtype, NpDtypeReal
 
-__runs_on__ = "device"
-
-
-@host
-def _stacked(states: List[np.ndarray]) -> np.ndarray:
-    """The states as one host array.  In ``oqupy_jax`` stacking thousands of device arrays is one XLA concatenate
-    with one operand each, which compiles for minutes (165 s for the 10,001 states of a uniform-PT run)."""
-    return np.stack([np.asarray(state) for state in states])
+__runs_on__ = "host"
 
 
 class BaseDynamics(BaseAPIClass):
@@ -44,7 +44,7 @@ class BaseDynamics(BaseAPIClass):
         """Recorded density matrices, shape (n, d, d), complex128."""
         if not self._states:
             return np.zeros((0, 0, 0), dtype=NpDtype)
-        return np.asarray(_stacked(self._states))
+        return array_namespace(self._states).stack(self._states)
 
     @property
     def shape(self) -> Optional[Tuple[int, ...]]:
@@ -58,16 +58,17 @@ class BaseDynamics(BaseAPIClass):
         if len(self) == 0:
             return None, None
         states = self.states
+        xp = array_namespace(states, operator)
         if operator is None:
-            values = np.trace(states, axis1=1, axis2=2)
+            values = xp.trace(states, axis1=1, axis2=2)
         else:
-            operator = np.asarray(operator, dtype=NpDtype)
+            operator = xp.asarray(operator, dtype=NpDtype)
             assert operator.shape == self._shape, (
                 f"Operator shape {operator.shape} differs from states {self._shape}."
             )
-            values = np.einsum("ij,tji->t", operator, states)
+            values = xp.einsum("ij,tji->t", operator, states)
         if real:
-            values = np.real(values)
+            values = xp.real(values)
         return self.times, values
 
 
@@ -102,7 +103,7 @@ class Dynamics(BaseDynamics):
             time = float(time)
         except (TypeError, ValueError) as err:
             raise AssertionError("Argument `time` must be float.") from err
-        state = np.asarray(state, dtype=NpDtype)
+        state = state.astype(NpDtype) if is_traced(state) else np.asarray(state, dtype=NpDtype)
         assert len(state.shape) == 2 and state.shape[0] == state.shape[1], (
             "Argument `state` must be a square matrix."
         )

@@ -19,9 +19,9 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from oqupy import config
+from oqupy._boundary import is_traced, to_host
 from oqupy._checks import check_initial_state, check_system
 from oqupy._codegen import host
-from oqupy._field_dynamics import compute_dynamics_with_field
 from oqupy._dynamics_setup import (
     StepMatrices,
     chunks,
@@ -31,11 +31,12 @@ from oqupy._dynamics_setup import (
     step_indices,
     step_matrices,
 )
+from oqupy._field_dynamics import compute_dynamics_with_field
 from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
-from oqupy.system import BaseSystem, System, TimeDependentSystem
+from oqupy.system import BaseSystem, ParameterizedSystem, System, TimeDependentSystem
 from oqupy.util import check_convert, get_progress
 
 __runs_on__ = "device"
@@ -96,12 +97,18 @@ def compute_dynamics(
     subdiv_limit: Optional[int] = config.SUBDIV_LIMIT,
     liouvillian_epsrel: float = config.INTEGRATE_EPSREL,
     progress_type: Optional[str] = None,
+    parameters: Optional[np.ndarray] = None,
 ) -> Dynamics:
     """Dynamics of ``system`` coupled to the environments described by ``process_tensor``.
 
+    In ``oqupy_jax`` the function can be differentiated and mapped: under ``jax.grad``, ``jax.jacfwd``,
+    ``jax.jit`` or ``jax.vmap`` of a function that builds a ``System`` or ``ParameterizedSystem`` from traced
+    values (or passes traced ``parameters`` or a traced ``initial_state``), the returned ``Dynamics`` holds traced
+    states; otherwise its states are NumPy arrays (see :mod:`oqupy._boundary`).
+
     Parameters
     ----------
-    system: System or TimeDependentSystem
+    system: System, TimeDependentSystem or ParameterizedSystem
         The system.
     initial_state: ndarray
         Density matrix at ``start_time``.
@@ -121,18 +128,38 @@ def compute_dynamics(
         Integration of time-dependent Liouvillians (see :class:`oqupy.TimeDependentSystem`).
     progress_type: str
         'silent', 'simple' or 'bar'.
+    parameters: ndarray
+        Only for a ``ParameterizedSystem`` (then required): its (2 N, M) parameters, two rows per step (see
+        :class:`oqupy.ParameterizedSystem`); ``num_steps`` defaults to N if no process tensor fixes it.
     """
     check_system(system)
     dim = system.dimension
+    if isinstance(system, ParameterizedSystem):
+        if parameters is None:
+            raise TypeError("A ParameterizedSystem needs its 'parameters' (a (2 N, M) array).")
+        rows = system.check_parameters(parameters)
+        if num_steps is None and not process_tensor:
+            num_steps = rows.shape[0] // 2
     setup = prepare(dim, initial_state, dt, num_steps, start_time, process_tensor, control)
     dt, num_steps, start = setup.dt, setup.num_steps, setup.start_time
-    vector = np.asarray(check_initial_state(initial_state, dim)).reshape(dim * dim) @ setup.controls.pre[0].T
-    prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
+    first: Any
+    if is_traced(initial_state):
+        first = initial_state
+        assert first.shape == (dim, dim), f"Argument 'initial_state' must have shape {(dim, dim)}."
+        first = first.reshape(dim * dim)
+    else:
+        first = np.asarray(check_initial_state(initial_state, dim)).reshape(dim * dim)
+    vector = first @ setup.controls.pre[0].T
+    if isinstance(system, ParameterizedSystem):
+        prop_1, prop_2 = system.get_propagator_stack(dt, rows, num_steps)
+    else:
+        prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vector)
-    rhos = _forward(loop, matrices, num_steps, record_all, progress_type, False)
+    rhos = to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
     dynamics = Dynamics(name="Dynamics from process tensors")
-    times = start + dt * np.arange(num_steps + 1) if record_all else [start + dt * num_steps]
+    steps = range(num_steps + 1) if record_all else [num_steps]
+    times = [start + dt * step for step in steps]  # Python floats: concrete under ``jax.jit`` too
     for time, rho in zip(times, rhos.reshape(-1, dim, dim)):
         dynamics.add(float(time), rho)
     return dynamics
@@ -174,6 +201,8 @@ def compute_dynamics_batch(
     assert systems, "Argument 'systems' must hold at least one system."
     for system in systems:
         check_system(system)
+        if isinstance(system, ParameterizedSystem):
+            raise TypeError("compute_dynamics_batch takes System and TimeDependentSystem objects.")
     dim = systems[0].dimension
     if any(system.dimension != dim for system in systems):
         raise ValueError("All systems must have the same Hilbert space dimension.")
