@@ -46,6 +46,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=30, help="number of time steps N (default 30)")
     parser.add_argument("--iterations", type=int, default=60, help="L-BFGS-B iterations at most (default 60)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="PNG file for the plot")
+    parser.add_argument("--quick", action="store_true", help="10 steps and 5 iterations, for smoke tests")
     return parser.parse_args(argv)
 
 
@@ -108,6 +109,8 @@ def plot(history, field, dt, output: Path, backend: str) -> None:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    if args.quick:
+        args.steps, args.iterations = min(args.steps, 10), min(args.iterations, 5)
     oq = importlib.import_module(f"oqupy_{args.backend}")
     sx, sz = oq.operators.sigma("x"), oq.operators.sigma("z")
     initial, target = oq.operators.spin_dm("up"), oq.operators.spin_dm("down")
