@@ -31,7 +31,7 @@ GROUPS = [
     ["tempo_162"],
     ["qutrit"],
     ["pt_build"],
-    ["pt_dynamics", "batch", "batch_loop"],
+    ["pt_dynamics", "gradient", "batch", "batch_loop"],
     ["tti_build", "tti_long", "tti_steady"],
 ]
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")

@@ -131,6 +131,41 @@ def _pt_dynamics_run(oq, context):
     return {"steps": len(dynamics) - 1, "max_bond": _max_bond(pt), "final_sz": _final(oq, dynamics)}
 
 
+def _gradient_setup(oq, options):
+    """A one-parameter field (2 x 100 half steps) through the canonical process tensor; the fidelity with |down>.
+
+    ``oqupy_jax`` differentiates ``compute_dynamics`` with ``jax.grad`` (compiled once, in the cold run); the
+    others use the adjoint method (``state_gradient``)."""
+    system, state, pt = _pt_context(oq, options)
+    sigma_x = np.asarray(oq.operators.sigma("x"))
+    parameterized = oq.ParameterizedSystem(lambda hx: 0.5 * hx * sigma_x)
+    theta = np.ones((2 * len(pt), 1))
+    target = np.asarray(oq.operators.spin_dm("down"))
+    if oq.__name__ != "oqupy_jax":
+        return "adjoint", parameterized, state, pt, theta, target
+    import jax
+    import jax.numpy as jnp
+
+    def fidelity(values):
+        dynamics = oq.compute_dynamics(
+            parameterized, initial_state=state, process_tensor=pt, parameters=values, progress_type="silent"
+        )
+        return jnp.real(jnp.trace(target @ dynamics.states[-1]))
+
+    return "jax.grad", jax.jit(jax.grad(fidelity)), pt, theta
+
+
+def _gradient_run(oq, context):
+    if context[0] == "jax.grad":
+        _, gradient_function, pt, theta = context
+        gradient = np.asarray(gradient_function(theta))
+    else:
+        _, system, state, pt, theta, target = context
+        result = oq.state_gradient(system, state, target.T, [pt], theta, progress_type="silent")
+        gradient = np.real(result["gradient"])
+    return {"max_bond": _max_bond(pt), "gradient_sum": float(np.sum(gradient)), "method": context[0]}
+
+
 def _batch_systems(oq, count):
     op = oq.operators
     return [oq.System(0.5 * omega * op.sigma("x")) for omega in np.linspace(0.2, 3.0, count)]
@@ -223,6 +258,11 @@ SCENARIOS = {
     ),
     "pt_build": (_pt_build_setup, _pt_build_run, "PT-TEMPO of the canonical bath, 100 steps"),
     "pt_dynamics": (_pt_context, _pt_dynamics_run, "compute_dynamics from that process tensor"),
+    "gradient": (
+        _gradient_setup,
+        _gradient_run,
+        "one gradient of a 100-step fidelity through that process tensor (adjoint; oqupy_jax: jax.grad)",
+    ),
     "batch": (
         _batch_setup,
         _batch_run,

@@ -150,8 +150,7 @@ def rendered_files(repo: Path = REPO) -> dict[str, str]:
             description=metadata.DESCRIPTIONS[backend],
             python_requires=metadata.PYTHON_REQUIRES,
             dependencies=metadata.DEPENDENCIES[backend],
-            test_dependencies=metadata.TEST_DEPENDENCIES,
-            plot_dependencies=metadata.PLOT_DEPENDENCIES,
+            extras=metadata.EXTRAS,
         )
         files[f"{GENERATED}/{package}/src/{package}/py.typed"] = ""  # PEP 561 marker (must stay empty)
         for name, suffix in (("pyproject.toml", ".toml"), ("README.md", ".md")):

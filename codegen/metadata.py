@@ -16,5 +16,10 @@ DESCRIPTIONS = {
 _COMMON = ["numpy>=2", "scipy>=1.11", "tqdm>=4.60", "h5py>=3.8"]
 DEPENDENCIES = {"numpy": _COMMON, "jax": ["jax>=0.4.36", "jaxlib>=0.4.36", *_COMMON]}
 TEST_DEPENDENCIES = ["pytest>=8"]
-#: the ``plot`` extra: ``oqupy.helpers`` imports matplotlib when it draws
-PLOT_DEPENDENCIES = ["matplotlib>=3.7"]
+
+#: optional extras of both packages (``pip install oqupy-numpy[dask]``); each imported lazily where it is used
+EXTRAS = {
+    "dask": ["dask[distributed]>=2024.8"],
+    "plot": ["matplotlib>=3.7"],
+    "test": TEST_DEPENDENCIES,
+}

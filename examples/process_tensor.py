@@ -42,10 +42,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--file", type=Path, default=None, help="HDF5 file for the process tensor (default: temporary)"
     )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="PNG file for the plot")
+    parser.add_argument(
+        "--quick", action="store_true", help="a short run (t = 0 ... 1.5, three systems) for smoke tests"
+    )
     return parser.parse_args(argv)
 
 
-def plot(results, check, backend: str, output: Path) -> None:
+def plot(results, check, backend: str, end_time: float, output: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -58,7 +61,7 @@ def plot(results, check, backend: str, output: Path) -> None:
     check_omega, check_times, check_s_z = check
     axes.plot(check_times, check_s_z, "k.", markersize=3, label=rf"TEMPO, $\Omega={check_omega:g}$")
     axes.axhline(0.0, color="grey", linewidth=0.6)
-    axes.set_xlim(0.0, END_TIME)
+    axes.set_xlim(0.0, end_time)
     axes.set_ylim(-1.05, 1.05)
     axes.set_xlabel(r"time $t$")
     axes.set_ylabel(r"$\langle\sigma_z\rangle(t)$")
@@ -81,6 +84,7 @@ def main(argv=None) -> int:
     else:
         import oqupy_numpy as oqupy
 
+    end_time, omegas = (1.5, OMEGAS[:3]) if args.quick else (END_TIME, OMEGAS)
     sigma_x, sigma_z = oqupy.operators.sigma("x"), oqupy.operators.sigma("z")
     correlations = oqupy.PowerLawSD(
         alpha=ALPHA, zeta=1, cutoff=CUTOFF, cutoff_type="exponential", temperature=TEMPERATURE
@@ -93,7 +97,7 @@ def main(argv=None) -> int:
         path = args.file if args.file is not None else Path(scratch) / "spin_boson_pt.hdf5"
         start = time.perf_counter()
         pt_tempo = oqupy.PtTempo(
-            bath, 0.0, END_TIME, parameters, process_tensor_file=str(path), overwrite=True
+            bath, 0.0, end_time, parameters, process_tensor_file=str(path), overwrite=True
         )
         pt_tempo.get_process_tensor(progress_type="bar").close()
         build = time.perf_counter() - start
@@ -101,7 +105,7 @@ def main(argv=None) -> int:
         process_tensor = oqupy.import_process_tensor(str(path), "simple")
         start = time.perf_counter()
         results = []
-        for omega in OMEGAS:
+        for omega in omegas:
             system = oqupy.System(0.5 * omega * sigma_x)
             dynamics = oqupy.compute_dynamics(
                 system, initial_state, process_tensor=process_tensor, progress_type="silent"
@@ -111,9 +115,9 @@ def main(argv=None) -> int:
         sweep = time.perf_counter() - start
         bonds = process_tensor.get_bond_dimensions()
 
-    check_omega = OMEGAS[2]
+    check_omega = omegas[2]
     tempo = oqupy.Tempo(oqupy.System(0.5 * check_omega * sigma_x), bath, parameters, initial_state, 0.0)
-    check_times, check_s_z = tempo.compute(END_TIME, progress_type="silent").expectations(sigma_z, real=True)
+    check_times, check_s_z = tempo.compute(end_time, progress_type="silent").expectations(sigma_z, real=True)
     difference = max(abs(float(a) - float(b)) for a, b in zip(results[2][2], check_s_z))
 
     print(f"backend               : oqupy_{args.backend}")
@@ -121,12 +125,12 @@ def main(argv=None) -> int:
     print(
         f"PT-TEMPO build        : {build:.2f} s (written to {'a temporary file' if args.file is None else path})"
     )
-    print(f"dynamics, {len(OMEGAS)} systems  : {sweep:.2f} s")
+    print(f"dynamics, {len(omegas)} systems  : {sweep:.2f} s")
     for omega, _, s_z in results:
-        print(f"  Omega = {omega:3.1f}        : <sz>(t={END_TIME:g}) = {float(s_z[-1]):+.6f}")
+        print(f"  Omega = {omega:3.1f}        : <sz>(t={end_time:g}) = {float(s_z[-1]):+.6f}")
     print(f"check against TEMPO   : max |<sz>_PT - <sz>_TEMPO| = {difference:.1e} at Omega = {check_omega:g}")
 
-    plot(results, (check_omega, check_times, check_s_z), args.backend, args.output)
+    plot(results, (check_omega, check_times, check_s_z), args.backend, end_time, args.output)
     print(f"plot                  : {args.output}")
     return 0
 

@@ -35,6 +35,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--backend", choices=("numpy", "jax"), default="numpy", help="generated package to use"
     )
     parser.add_argument("--end-time", type=float, default=15.0, help="final time (default 15.0)")
+    parser.add_argument("--quick", action="store_true", help="a short run (end time 1.5) for smoke tests")
     parser.add_argument(
         "--output",
         type=Path,
@@ -72,6 +73,8 @@ def plot(times, sigma_z, backend: str, end_time: float, output: Path) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.quick:
+        args.end_time = min(args.end_time, 1.5)
     if args.backend == "jax":
         import oqupy_jax as oqupy
     else:

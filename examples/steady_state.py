@@ -38,6 +38,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument("--steps", type=int, default=10_000, help="number of time steps (default 10,000)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="PNG file for the plot")
+    parser.add_argument(
+        "--quick", action="store_true", help="a short run (200 steps, one coupling) for smoke tests"
+    )
     return parser.parse_args(argv)
 
 
@@ -71,7 +74,9 @@ def main(argv=None) -> None:
     system = oq.System(0.5 * op.sigma("x") + 0.5 * BIAS * op.sigma("z"))
     parameters = oq.TempoParameters(dt=DT, epsrel=EPSREL, dkmax=DKMAX)
     results = []
-    for alpha in ALPHAS:
+    if args.quick:
+        args.steps = min(args.steps, 200)
+    for alpha in ALPHAS[:1] if args.quick else ALPHAS:
         sd = oq.PowerLawSD(
             alpha=alpha, zeta=1, cutoff=CUTOFF, cutoff_type="exponential", temperature=TEMPERATURE
         )

@@ -27,6 +27,12 @@ __all__ = [
     "CustomSD",
     "Dynamics",
     "FileProcessTensor",
+    "GibbsParameters",
+    "GibbsTempo",
+    "MeanFieldDynamics",
+    "MeanFieldSystem",
+    "MeanFieldTempo",
+    "ParameterizedSystem",
     "PowerLawSD",
     "PtTempo",
     "SimpleProcessTensor",
@@ -34,6 +40,7 @@ __all__ = [
     "Tempo",
     "TempoParameters",
     "TimeDependentSystem",
+    "TimeDependentSystemWithField",
     "TrivialProcessTensor",
     "TtiProcessTensor",
     "TtiPtTempo",
@@ -44,10 +51,14 @@ __all__ = [
     "compute_correlations_nt",
     "compute_dynamics",
     "compute_dynamics_batch",
+    "compute_dynamics_with_field",
+    "compute_gradient_and_dynamics",
     "compute_steady_state",
     "config",
     "control",
     "dynamics",
+    "gibbs_tempo_compute",
+    "gradient",
     "guess_tempo_parameters",
     "helpers",
     "import_process_tensor",
@@ -55,7 +66,10 @@ __all__ = [
     "process_tensor",
     "pt_tempo",
     "pt_tempo_compute",
+    "pt_tempo_sweep",
+    "state_gradient",
     "steady_state",
+    "sweeps",
     "system",
     "system_dynamics",
     "tempo",
@@ -72,11 +86,13 @@ from oqupy import (
     config,
     control,
     dynamics,
+    gradient,
     helpers,
     operators,
     process_tensor,
     pt_tempo,
     steady_state,
+    sweeps,
     system,
     system_dynamics,
     tempo,
@@ -86,7 +102,8 @@ from oqupy import (
 from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomCorrelations, CustomSD, PowerLawSD
 from oqupy.control import Control
-from oqupy.dynamics import Dynamics
+from oqupy.dynamics import Dynamics, MeanFieldDynamics
+from oqupy.gradient import compute_gradient_and_dynamics, state_gradient
 from oqupy.process_tensor import (
     FileProcessTensor,
     SimpleProcessTensor,
@@ -95,13 +112,30 @@ from oqupy.process_tensor import (
     import_process_tensor,
 )
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
-from oqupy.system import System, TimeDependentSystem
+from oqupy.steady_state import compute_steady_state
+from oqupy.sweeps import pt_tempo_sweep
+from oqupy.system import (
+    MeanFieldSystem,
+    ParameterizedSystem,
+    System,
+    TimeDependentSystem,
+    TimeDependentSystemWithField,
+)
 from oqupy.system_dynamics import (
     compute_correlations,
     compute_correlations_nt,
     compute_dynamics,
     compute_dynamics_batch,
+    compute_dynamics_with_field,
 )
-from oqupy.steady_state import compute_steady_state
-from oqupy.tempo import Tempo, TempoParameters, guess_tempo_parameters, tempo_compute
+from oqupy.tempo import (
+    GibbsParameters,
+    GibbsTempo,
+    MeanFieldTempo,
+    Tempo,
+    TempoParameters,
+    gibbs_tempo_compute,
+    guess_tempo_parameters,
+    tempo_compute,
+)
 from oqupy.tti_pt_tempo import TtiPtTempo, tti_pt_tempo_compute

@@ -10,7 +10,7 @@ import numpy as np
 from oqupy import config
 from oqupy._tempo_parameters import TempoParameters
 from oqupy.bath import Bath
-from oqupy.system import System, TimeDependentSystem
+from oqupy.system import ParameterizedSystem, System, TimeDependentSystem
 
 __runs_on__ = "host"
 
@@ -55,9 +55,9 @@ def check_system_and_bath(system: Any, bath: Any, parameters: Any, unique: Any) 
 
 
 def check_system(system: Any) -> None:
-    """``TypeError`` unless ``system`` is a ``System`` or ``TimeDependentSystem``."""
-    if not isinstance(system, (System, TimeDependentSystem)):
-        raise TypeError("Argument 'system' must be a System or TimeDependentSystem.")
+    """``TypeError`` unless ``system`` is a ``System``, ``TimeDependentSystem`` or ``ParameterizedSystem``."""
+    if not isinstance(system, (System, TimeDependentSystem, ParameterizedSystem)):
+        raise TypeError("Argument 'system' must be a System, TimeDependentSystem or ParameterizedSystem.")
 
 
 def float_time(value: Any, name: str) -> float:

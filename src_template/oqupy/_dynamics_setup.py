@@ -11,6 +11,7 @@ from typing import Any, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from oqupy import config
+from oqupy._boundary import array_namespace
 from oqupy._mps import bucket
 from oqupy.control import Control
 from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor, TtiProcessTensor
@@ -255,15 +256,17 @@ def step_matrices(
 ) -> StepMatrices:
     """Per step: everything before the first bath (``enter``) and after the last (``leave``), and the links.
 
-    ``prop_1`` and ``prop_2`` may carry leading batch axes (one stack of propagators per system).
+    ``prop_1`` and ``prop_2`` may carry leading batch axes (one stack of propagators per system); traced ones
+    (``oqupy_jax`` under ``jax.grad``, ``jit``, ``vmap``) are merged with ``jax.numpy``.
     """
+    xp = array_namespace(prop_1, prop_2)
     pre, post = controls
     dim2 = pre.shape[-1]
     identity = np.identity(dim2, dtype=config.NpDtype)
     first_in = environments[0].transform_in if environments else identity
     last_out = environments[-1].transform_out if environments else identity
-    enter = np.einsum("nba,...ncb,cd->...nad", post, prop_1, first_in)
-    leave = np.einsum("ab,...ncb,ndc->...nad", last_out, prop_2, pre[1:])
+    enter = xp.einsum("nba,...ncb,cd->...nad", post, prop_1, first_in)
+    leave = xp.einsum("ab,...ncb,ndc->...nad", last_out, prop_2, pre[1:])
     links = tuple(
         before.transform_out @ after.transform_in for before, after in zip(environments, environments[1:])
     )

@@ -6,20 +6,28 @@ environment, then the Liouville index) and the order of operations in a step are
 :mod:`oqupy.system_dynamics`.
 """
 
-from typing import Any, NamedTuple, Sequence, Tuple
+from typing import Any, List, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
+from oqupy import config
 from oqupy._codegen import BACKEND, kernel
+from oqupy._dynamics_setup import Environment
 from oqupy._loops import scan, vmap
+
+if BACKEND == "jax":
+    # only oqupy_jax pads, and splits uniform cells; oqupy_numpy keeps exact shapes
+    from oqupy._dynamics_setup import Uniform, stack_padded
 
 __runs_on__ = "device"
 
 __all__ = [
+    "Loop",
     "Step",
     "contract_environment",
     "contract_uniform",
     "dynamics_step",
+    "loop_inputs",
     "propagate",
     "propagate_batch",
     "read_out",
@@ -41,6 +49,56 @@ class Step(NamedTuple):
     leave: Any
     tensors: Any  # a tuple over environments (or None in ``in_axes``)
     caps: Any
+
+
+class Loop(NamedTuple):
+    """The environments as the step loop wants them, and the initial states with their bond legs."""
+
+    tensors: Tuple[
+        Any, ...
+    ]  # per environment: stacked and padded (oqupy_jax) or a list per step (oqupy_numpy); None if uniform
+    caps: Tuple[Any, ...]  # per environment, the same
+    uniform: Tuple[Any, ...]  # per environment: None, or its ``Uniform`` (cell, cap)
+    states: np.ndarray  # (*batch, chi_1, ..., chi_E, d^2)
+
+
+def loop_inputs(environments: List[Environment], vectors: np.ndarray) -> Loop:
+    """The tensors and caps of every bath as the scan wants them, and the initial states ``vectors`` with bonds.
+
+    The bond leg of a finite environment starts as ``[1]`` (zero-padded to its bucket in ``oqupy_jax``), of a
+    uniform one as its left boundary vector.
+    """
+    tensors: List[Any] = []
+    caps: List[Any] = []
+    uniform: List[Any] = []
+    bond_vectors: List[Any] = []
+    for env in environments:
+        if env.uniform is not None:
+            tensors.append(None)
+            caps.append(None)
+            bond_vectors.append(env.left)
+            if BACKEND == "jax":  # real and imaginary parts apart (see ``_propagation.contract_uniform``)
+                cell = env.uniform.cell
+                uniform.append(Uniform(np.stack([np.real(cell), np.imag(cell)]), env.uniform.cap))
+            else:
+                uniform.append(env.uniform)
+        else:
+            if BACKEND == "jax":
+                padded = stack_padded(env.tensors, env.caps)
+                tensors.append(padded.tensors)
+                caps.append(padded.caps)
+                first = np.zeros(padded.caps.shape[1], dtype=config.NpDtype)
+                first[0] = 1.0
+                bond_vectors.append(first)
+            else:
+                tensors.append(env.tensors)
+                caps.append(env.caps)
+                bond_vectors.append(np.ones(1, dtype=config.NpDtype))
+            uniform.append(None)
+    states: Any = vectors
+    for vector in bond_vectors:
+        states = states[..., None, :] * vector[:, None]
+    return Loop(tuple(tensors), tuple(caps), tuple(uniform), states)
 
 
 def _contract_rank3(moved: np.ndarray, by_index: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from oqupy import operators
+from oqupy._boundary import array_namespace, is_traced
 from oqupy._types import Matrix
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import INTEGRATE_EPSREL, NpDtype, NpDtypeReal
@@ -61,8 +61,24 @@ class LindbladTerms(NamedTuple):
     operators: list  # (d, d) arrays (System) or callables t -> (d, d) array (TimeDependentSystem)
 
 
+def read_only(array: Any) -> Any:
+    """``array`` made read-only if it is a NumPy array (a JAX array is immutable anyway); returns it."""
+    if isinstance(array, np.ndarray):
+        array.setflags(write=False)
+    return array
+
+
 def check_matrix(matrix: Any, name: str, shape: Optional[Tuple[int, int]] = None) -> np.ndarray:
-    """Return a read-only complex128 copy of the finite square matrix ``matrix`` (AssertionError if not)."""
+    """Return a read-only complex128 copy of the finite square matrix ``matrix`` (AssertionError if not).
+
+    A traced ``matrix`` (``oqupy_jax`` under ``jax.grad``, ``jit``, ``vmap``) has its shape checked, not its
+    values, and stays a JAX array.
+    """
+    if is_traced(matrix):
+        result = array_namespace(matrix).asarray(matrix, dtype=NpDtype)
+        assert result.ndim == 2 and result.shape[0] == result.shape[1], f"'{name}' must be a square matrix."
+        assert shape is None or result.shape == tuple(shape), f"'{name}' must have shape {shape}."
+        return result
     try:
         result = np.array(matrix, dtype=NpDtype)
     except Exception as err:
@@ -77,8 +93,10 @@ def check_matrix(matrix: Any, name: str, shape: Optional[Tuple[int, int]] = None
 
 
 def check_hamiltonian(hamiltonian: Any, name: str = "hamiltonian") -> np.ndarray:
-    """Return a read-only copy of the finite, square, Hermitian matrix ``hamiltonian``."""
+    """Return a read-only copy of the finite, square, Hermitian matrix ``hamiltonian`` (traced: shape only)."""
     result = check_matrix(hamiltonian, name)
+    if is_traced(result):
+        return result
     scale = max(1.0, float(np.max(np.abs(result)))) if result.size else 1.0
     deviation = float(np.max(np.abs(result - result.conj().T))) if result.size else 0.0
     assert deviation <= HERMITICITY_RTOL * scale, (
@@ -105,6 +123,9 @@ def check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> Lind
     )
     checked_gammas = []
     for n, gamma in enumerate(gamma_list):
+        if is_traced(gamma):
+            checked_gammas.append(gamma)
+            continue
         try:
             value = float(gamma)
         except Exception as err:
@@ -167,14 +188,19 @@ def check_num_steps(num_steps: Any) -> int:
 def build_liouvillian(
     hamiltonian: np.ndarray, gammas: Sequence[float], lindblad_operators: Sequence[np.ndarray]
 ) -> np.ndarray:
-    """The d^2 x d^2 Liouvillian of one Hamiltonian and its Lindblad terms (module docstring)."""
-    result = -1j * operators.commutator(hamiltonian)
+    """The d^2 x d^2 Liouvillian of one Hamiltonian and its Lindblad terms (conventions: :mod:`oqupy.system`).
+
+    NumPy for concrete arguments, ``jax.numpy`` if one is traced (:func:`oqupy._boundary.array_namespace`).
+    """
+    xp = array_namespace(hamiltonian, gammas, lindblad_operators)
+    one = xp.identity(hamiltonian.shape[0], dtype=NpDtype)
+    result = -1j * (xp.kron(hamiltonian, one) - xp.kron(one, hamiltonian.T))
     for gamma, op in zip(gammas, lindblad_operators):
-        op_dagger = op.conj().T
+        number = op.conj().T @ op
         result = result + gamma * (
-            operators.left_right_super(op, op_dagger) - 0.5 * operators.acommutator(op_dagger @ op)
+            xp.kron(op, op.conj()) - 0.5 * (xp.kron(number, one) + xp.kron(one, number.T))
         )
-    return np.asarray(result, dtype=NpDtype)
+    return xp.asarray(result, dtype=NpDtype)
 
 
 def left_right_super_stack(left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -1,22 +1,22 @@
-"""Containers for the results of a time evolution: times and density matrices."""
+"""Containers for the results of a time evolution: times and density matrices.
+
+Host code: states are NumPy arrays in both packages, except in ``oqupy_jax`` while a user function runs under
+``jax.grad``, ``jit`` or ``vmap`` (then they are traced JAX arrays, and ``states`` and ``expectations`` are
+computed with ``jax.numpy``; see :mod:`oqupy._boundary`).  Stacking on the host also matters for speed: in
+``oqupy_jax`` stacking thousands of device arrays is one XLA concatenate with one operand each, which compiled
+for minutes (165 s for the 10,001 states of a uniform-PT run).
+"""
 
 from bisect import bisect
 from typing import List, Optional, Tuple
 
 import numpy as np
 
-from oqupy._codegen import host
+from oqupy._boundary import array_namespace, is_traced
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import NpDtype, NpDtypeReal
 
-__runs_on__ = "device"
-
-
-@host
-def _stacked(states: List[np.ndarray]) -> np.ndarray:
-    """The states as one host array.  In ``oqupy_jax`` stacking thousands of device arrays is one XLA concatenate
-    with one operand each, which compiles for minutes (165 s for the 10,001 states of a uniform-PT run)."""
-    return np.stack([np.asarray(state) for state in states])
+__runs_on__ = "host"
 
 
 class BaseDynamics(BaseAPIClass):
@@ -44,7 +44,7 @@ class BaseDynamics(BaseAPIClass):
         """Recorded density matrices, shape (n, d, d), complex128."""
         if not self._states:
             return np.zeros((0, 0, 0), dtype=NpDtype)
-        return np.asarray(_stacked(self._states))
+        return array_namespace(self._states).stack(self._states)
 
     @property
     def shape(self) -> Optional[Tuple[int, ...]]:
@@ -58,19 +58,20 @@ class BaseDynamics(BaseAPIClass):
         if len(self) == 0:
             return None, None
         states = self.states
+        xp = array_namespace(states, operator)
         if operator is None:
-            values = np.trace(states, axis1=1, axis2=2)
+            values = xp.trace(states, axis1=1, axis2=2)
         else:
             assert hasattr(operator, "shape") or isinstance(operator, (list, tuple)), (
                 "Argument 'operator' must be an array."
             )
-            operator = np.asarray(operator, dtype=NpDtype)
+            operator = xp.asarray(operator, dtype=NpDtype)
             assert operator.shape == self._shape, (
                 f"Operator shape {operator.shape} differs from states {self._shape}."
             )
-            values = np.einsum("ij,tji->t", operator, states)
+            values = xp.einsum("ij,tji->t", operator, states)
         if real:
-            values = np.real(values)
+            values = xp.real(values)
         return self.times, values
 
 
@@ -110,7 +111,7 @@ class Dynamics(BaseDynamics):
         assert hasattr(state, "shape") or isinstance(state, (list, tuple)), (
             "Argument `state` must be an array."
         )
-        state = np.asarray(state, dtype=NpDtype)
+        state = state.astype(NpDtype) if is_traced(state) else np.asarray(state, dtype=NpDtype)
         assert len(state.shape) == 2 and state.shape[0] == state.shape[1], (
             "Argument `state` must be a square matrix."
         )
@@ -122,3 +123,99 @@ class Dynamics(BaseDynamics):
         index = bisect(self._times, time)
         self._times.insert(index, time)
         self._states.insert(index, state)
+
+
+class MeanFieldDynamics(BaseAPIClass):
+    """A time evolution of several systems sharing one mean field: one :class:`Dynamics` per system and the field.
+
+    Parameters
+    ----------
+    times: list of float
+        Times (default: empty).
+    system_states_list: list of lists of ndarray
+        ``system_states_list[k]`` holds the density matrix of each system at ``times[k]``.
+    fields: list of complex
+        The field at each time.
+    """
+
+    def __init__(
+        self,
+        times: Optional[List[float]] = None,
+        system_states_list: Optional[List[List[np.ndarray]]] = None,
+        fields: Optional[List[complex]] = None,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        super().__init__(name, description)
+        times = [] if times is None else times
+        system_states_list = [] if system_states_list is None else system_states_list
+        fields = [] if fields is None else fields
+        for argument, label in (
+            (times, "times"),
+            (system_states_list, "system_states_list"),
+            (fields, "fields"),
+        ):
+            assert isinstance(argument, list), f"Argument `{label}` must be a list."
+        assert len(times) == len(system_states_list) == len(fields), (
+            "Lists `times`, `system_states_list` and `fields` must have the same length."
+        )
+        self._times: List[float] = []
+        self._fields: List[complex] = []
+        self._system_dynamics: List[Dynamics] = []
+        for time, states, field in zip(times, system_states_list, fields):
+            self.add(time, states, field)
+
+    def __len__(self) -> int:
+        return len(self._times)
+
+    def _str_items(self) -> list:
+        return [("length", len(self)), ("systems", len(self._system_dynamics))]
+
+    def add(self, time: float, system_states: List[np.ndarray], field: complex) -> None:
+        """Insert the states of every system and the field at ``time``, keeping time order."""
+        try:
+            time = float(time)
+        except (TypeError, ValueError) as err:
+            raise AssertionError("Argument `time` must be float.") from err
+        try:
+            field = complex(field)
+        except (TypeError, ValueError) as err:
+            raise AssertionError("Argument `field` must be complex.") from err
+        if not self._system_dynamics:
+            self._system_dynamics = [Dynamics(name=f"system {i}") for i in range(len(system_states))]
+        assert len(system_states) == len(self._system_dynamics), (
+            f"Number of states ({len(system_states)}) differs from the number of systems "
+            f"({len(self._system_dynamics)})."
+        )
+        for dynamics, state in zip(self._system_dynamics, system_states):
+            dynamics.add(time, state)
+        index = bisect(self._times, time)
+        self._times.insert(index, time)
+        self._fields.insert(index, field)
+
+    @property
+    def times(self) -> np.ndarray:
+        """Times (float64 array)."""
+        return np.array(self._times, dtype=NpDtypeReal)
+
+    @property
+    def fields(self) -> np.ndarray:
+        """The field at each time (complex128 array)."""
+        return np.array(self._fields, dtype=NpDtype)
+
+    @property
+    def system_dynamics(self) -> List[Dynamics]:
+        """One :class:`Dynamics` per system (a new list)."""
+        return list(self._system_dynamics)
+
+    def field_expectations(self) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        """Times and field values; ``(None, None)`` when empty."""
+        if len(self) == 0:
+            return None, None
+        return self.times, self.fields
+
+    def expectations(
+        self, operator: Optional[np.ndarray] = None, real: bool = False
+    ) -> List[Tuple[Optional[np.ndarray], Optional[np.ndarray]]]:
+        """``Dynamics.expectations`` of every system: a list of ``(times, values)``, one per system."""
+        return [dynamics.expectations(operator, real) for dynamics in self._system_dynamics]

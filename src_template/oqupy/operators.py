@@ -3,13 +3,16 @@
 Convention (stated once for the package): a d x d density matrix ``rho`` is vectorised row-major,
 ``vec(rho) = rho.reshape(d * d)``, so ``vec(A @ rho @ B) = kron(A, B.T) @ vec(rho)``.  Two-site
 superoperators act on ``kron(vec(rho_1), vec(rho_2))``.
+
+Host code: every function returns a NumPy array in both packages (small constants users compare with NumPy).
+Under ``jax.grad`` / ``jit`` / ``vmap`` compose traced Hamiltonians by arithmetic, ``theta * sigma("x")``.
 """
 
 import numpy as np
 
 from oqupy.config import NpDtype
 
-__runs_on__ = "device"
+__runs_on__ = "host"
 
 SIGMA = {
     "id": np.array([[1, 0], [0, 1]], dtype=NpDtype),

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.linalg
 from scipy import integrate
 
+from oqupy._boundary import array_namespace, expm
 from oqupy._system_base import (
     BaseSystem,
     build_liouvillian,
@@ -37,15 +38,25 @@ from oqupy._system_base import (
     check_td_lindblad,
     complex_matrix_function,
     evaluate_at_zero,
+    read_only,
     vectorize_matrix_function,
     vectorize_scalar_function,
 )
+from oqupy._system_field import MeanFieldSystem, TimeDependentSystemWithField
+from oqupy._system_parameterized import ParameterizedSystem
 from oqupy.config import INTEGRATE_EPSREL, NpDtype
 from oqupy.util import check_convert
 
 __runs_on__ = "host"
 
-__all__ = ["BaseSystem", "System", "TimeDependentSystem"]
+__all__ = [
+    "BaseSystem",
+    "MeanFieldSystem",
+    "ParameterizedSystem",
+    "System",
+    "TimeDependentSystem",
+    "TimeDependentSystemWithField",
+]
 
 
 class System(BaseSystem):
@@ -78,8 +89,9 @@ class System(BaseSystem):
         terms = check_lindblad(gammas, lindblad_operators, self._dimension)
         self._gammas: List[float] = terms.gammas
         self._lindblad_operators: List[np.ndarray] = terms.operators
-        self._liouvillian = build_liouvillian(self._hamiltonian, self._gammas, self._lindblad_operators)
-        self._liouvillian.setflags(write=False)
+        self._liouvillian = read_only(
+            build_liouvillian(self._hamiltonian, self._gammas, self._lindblad_operators)
+        )
 
     def _str_items(self) -> list:
         return super()._str_items() + [("lindblad terms", len(self._gammas))]
@@ -89,10 +101,9 @@ class System(BaseSystem):
         return self._liouvillian.copy()
 
     def _half_step_propagator(self, dt: complex) -> np.ndarray:
-        """``expm(L dt/2)`` as a read-only array."""
-        result = np.asarray(scipy.linalg.expm(self._liouvillian * (dt / 2.0)), dtype=NpDtype)
-        result.setflags(write=False)
-        return result
+        """``expm(L dt/2)`` as a read-only array (a JAX array if the Hamiltonian or a rate is traced)."""
+        xp = array_namespace(self._liouvillian)
+        return read_only(xp.asarray(expm(self._liouvillian * (dt / 2.0)), dtype=NpDtype))
 
     def get_propagators(
         self,
@@ -143,8 +154,9 @@ class System(BaseSystem):
         """Half-step propagators of steps ``0 .. num_steps - 1``: one ``expm``, broadcast to two new arrays."""
         num_steps = check_num_steps(num_steps)
         propagator = self._half_step_propagator(dt)
+        xp = array_namespace(propagator)
         shape = (num_steps,) + propagator.shape
-        return np.broadcast_to(propagator, shape).copy(), np.broadcast_to(propagator, shape).copy()
+        return xp.broadcast_to(propagator, shape).copy(), xp.broadcast_to(propagator, shape).copy()
 
     @property
     def hamiltonian(self) -> np.ndarray:

@@ -14,15 +14,15 @@ are host code (``@host``): loops over :func:`compute_dynamics` with controls.
 """
 
 import itertools
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from oqupy import config
+from oqupy._boundary import is_traced, to_host
 from oqupy._checks import check_initial_state, check_system
-from oqupy._codegen import BACKEND, host
+from oqupy._codegen import host
 from oqupy._dynamics_setup import (
-    Environment,
     StepMatrices,
     chunks,
     correlation_grid,
@@ -31,74 +31,27 @@ from oqupy._dynamics_setup import (
     step_indices,
     step_matrices,
 )
-from oqupy._propagation import Step, propagate, propagate_batch, read_out, read_out_batch
+from oqupy._field_dynamics import compute_dynamics_with_field
+from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
-from oqupy.system import BaseSystem, System, TimeDependentSystem
+from oqupy.system import BaseSystem, ParameterizedSystem, System, TimeDependentSystem
 from oqupy.util import check_convert, get_progress
-
-if BACKEND == "jax":
-    # only oqupy_jax pads, and splits uniform cells; oqupy_numpy keeps exact shapes
-    from oqupy._dynamics_setup import Uniform, stack_padded
 
 __runs_on__ = "device"
 
-__all__ = ["compute_correlations", "compute_correlations_nt", "compute_dynamics", "compute_dynamics_batch"]
-
-
-class _Loop(NamedTuple):
-    """The environments as the step loop wants them, and the initial states with their bond legs."""
-
-    tensors: Tuple[
-        Any, ...
-    ]  # per environment: stacked and padded (oqupy_jax) or a list per step (oqupy_numpy); None if uniform
-    caps: Tuple[Any, ...]  # per environment, the same
-    uniform: Tuple[Any, ...]  # per environment: None, or its ``Uniform`` (cell, cap)
-    states: np.ndarray  # (*batch, chi_1, ..., chi_E, d^2)
-
-
-def _loop_inputs(environments: List[Environment], vectors: np.ndarray) -> _Loop:
-    """The tensors and caps of every bath as the scan wants them, and the initial states ``vectors`` with bonds.
-
-    The bond leg of a finite environment starts as ``[1]`` (zero-padded to its bucket in ``oqupy_jax``), of a
-    uniform one as its left boundary vector.
-    """
-    tensors: List[Any] = []
-    caps: List[Any] = []
-    uniform: List[Any] = []
-    bond_vectors: List[Any] = []
-    for env in environments:
-        if env.uniform is not None:
-            tensors.append(None)
-            caps.append(None)
-            bond_vectors.append(env.left)
-            if BACKEND == "jax":  # real and imaginary parts apart (see ``_propagation.contract_uniform``)
-                cell = env.uniform.cell
-                uniform.append(Uniform(np.stack([np.real(cell), np.imag(cell)]), env.uniform.cap))
-            else:
-                uniform.append(env.uniform)
-        else:
-            if BACKEND == "jax":
-                padded = stack_padded(env.tensors, env.caps)
-                tensors.append(padded.tensors)
-                caps.append(padded.caps)
-                first = np.zeros(padded.caps.shape[1], dtype=config.NpDtype)
-                first[0] = 1.0
-                bond_vectors.append(first)
-            else:
-                tensors.append(env.tensors)
-                caps.append(env.caps)
-                bond_vectors.append(np.ones(1, dtype=config.NpDtype))
-            uniform.append(None)
-    states: Any = vectors
-    for vector in bond_vectors:
-        states = states[..., None, :] * vector[:, None]
-    return _Loop(tuple(tensors), tuple(caps), tuple(uniform), states)
+__all__ = [
+    "compute_correlations",
+    "compute_correlations_nt",
+    "compute_dynamics",
+    "compute_dynamics_batch",
+    "compute_dynamics_with_field",
+]
 
 
 def _forward(
-    loop: _Loop,
+    loop: Loop,
     matrices: StepMatrices,
     num_steps: int,
     record_all: bool,
@@ -144,12 +97,18 @@ def compute_dynamics(
     subdiv_limit: Optional[int] = config.SUBDIV_LIMIT,
     liouvillian_epsrel: float = config.INTEGRATE_EPSREL,
     progress_type: Optional[str] = None,
+    parameters: Optional[np.ndarray] = None,
 ) -> Dynamics:
     """Dynamics of ``system`` coupled to the environments described by ``process_tensor``.
 
+    In ``oqupy_jax`` the function can be differentiated and mapped: under ``jax.grad``, ``jax.jacfwd``,
+    ``jax.jit`` or ``jax.vmap`` of a function that builds a ``System`` or ``ParameterizedSystem`` from traced
+    values (or passes traced ``parameters`` or a traced ``initial_state``), the returned ``Dynamics`` holds traced
+    states; otherwise its states are NumPy arrays (see :mod:`oqupy._boundary`).
+
     Parameters
     ----------
-    system: System or TimeDependentSystem
+    system: System, TimeDependentSystem or ParameterizedSystem
         The system.
     initial_state: ndarray
         Density matrix at ``start_time``.
@@ -169,18 +128,38 @@ def compute_dynamics(
         Integration of time-dependent Liouvillians (see :class:`oqupy.TimeDependentSystem`).
     progress_type: str
         'silent', 'simple' or 'bar'.
+    parameters: ndarray
+        Only for a ``ParameterizedSystem`` (then required): its (2 N, M) parameters, two rows per step (see
+        :class:`oqupy.ParameterizedSystem`); ``num_steps`` defaults to N if no process tensor fixes it.
     """
     check_system(system)
     dim = system.dimension
+    if isinstance(system, ParameterizedSystem):
+        if parameters is None:
+            raise TypeError("A ParameterizedSystem needs its 'parameters' (a (2 N, M) array).")
+        rows = system.check_parameters(parameters)
+        if num_steps is None and not process_tensor:
+            num_steps = rows.shape[0] // 2
     setup = prepare(dim, initial_state, dt, num_steps, start_time, process_tensor, control)
     dt, num_steps, start = setup.dt, setup.num_steps, setup.start_time
-    vector = np.asarray(check_initial_state(initial_state, dim)).reshape(dim * dim) @ setup.controls.pre[0].T
-    prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
+    first: Any
+    if is_traced(initial_state):
+        first = initial_state
+        assert first.shape == (dim, dim), f"Argument 'initial_state' must have shape {(dim, dim)}."
+        first = first.reshape(dim * dim)
+    else:
+        first = np.asarray(check_initial_state(initial_state, dim)).reshape(dim * dim)
+    vector = first @ setup.controls.pre[0].T
+    if isinstance(system, ParameterizedSystem):
+        prop_1, prop_2 = system.get_propagator_stack(dt, rows, num_steps)
+    else:
+        prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    loop = _loop_inputs(setup.environments, vector)
-    rhos = _forward(loop, matrices, num_steps, record_all, progress_type, False)
+    loop = loop_inputs(setup.environments, vector)
+    rhos = to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
     dynamics = Dynamics(name="Dynamics from process tensors")
-    times = start + dt * np.arange(num_steps + 1) if record_all else [start + dt * num_steps]
+    steps = range(num_steps + 1) if record_all else [num_steps]
+    times = [start + dt * step for step in steps]  # Python floats: concrete under ``jax.jit`` too
     for time, rho in zip(times, rhos.reshape(-1, dim, dim)):
         dynamics.add(float(time), rho)
     return dynamics
@@ -222,6 +201,8 @@ def compute_dynamics_batch(
     assert systems, "Argument 'systems' must hold at least one system."
     for system in systems:
         check_system(system)
+        if isinstance(system, ParameterizedSystem):
+            raise TypeError("compute_dynamics_batch takes System and TimeDependentSystem objects.")
     dim = systems[0].dimension
     if any(system.dimension != dim for system in systems):
         raise ValueError("All systems must have the same Hilbert space dimension.")
@@ -241,7 +222,7 @@ def compute_dynamics_batch(
     prop_1 = np.stack([first for first, _ in stacks])
     prop_2 = np.stack([second for _, second in stacks])
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    loop = _loop_inputs(setup.environments, vectors)
+    loop = loop_inputs(setup.environments, vectors)
     rhos = _forward(loop, matrices, num_steps, record_all, progress_type, True)
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
     return times, rhos.reshape(len(systems), -1, dim, dim)

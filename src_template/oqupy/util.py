@@ -8,7 +8,6 @@ import sys
 import time
 from typing import Any, List, Optional, Sequence
 
-
 from oqupy import config
 from oqupy._tensors import add_singleton, create_delta, embed_delta, is_diagonal_matrix
 
