@@ -3,6 +3,12 @@
 ``replace`` writes one entry of a sequence of tensors (``.at[index].set`` on a stacked array in ``oqupy_jax``, a
 new list in ``oqupy_numpy``).
 
+``shard_batch(arrays, devices)`` places arrays that share a leading batch axis for a batched computation: in
+``oqupy_jax`` each is padded along axis 0 (with copies of its first entry) to a multiple of the number of
+devices and put on a one-axis mesh over ``devices`` (default: all of ``jax.devices()``), so that the jitted
+batch runs on every device and its results stay sharded there; in ``oqupy_numpy`` the arrays are returned
+unchanged.  Trim results to the original batch size afterwards.
+
 Template code never converts loops automatically; a step loop whose carry has a fixed shape is written once
 as ``carry, ys = scan(step, carry, xs)`` and each package gets its natural form.
 
@@ -29,17 +35,34 @@ from oqupy._codegen import BACKEND
 
 __runs_on__ = "device"
 
-__all__ = ["cond", "fori_loop", "replace", "scan", "vmap"]
+__all__ = ["cond", "fori_loop", "replace", "scan", "shard_batch", "vmap"]
 
 if BACKEND == "jax":
-    from typing import Any
+    from typing import Any, Tuple
 
+    import jax
+    import jax.numpy as jnp
     from jax import vmap
     from jax.lax import cond, fori_loop, scan
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     def replace(items: Any, index: Any, value: Any) -> Any:
         """``items`` (a stacked array) with entry ``index`` set to ``value``."""
         return items.at[index].set(value)
+
+    def shard_batch(arrays: Tuple[Any, ...], devices: Any = None) -> Tuple[Any, ...]:
+        """``arrays`` padded along axis 0 to a multiple of the device count and sharded over a one-axis mesh."""
+        mesh_devices = jax.devices() if devices is None else list(devices)
+        sharding = NamedSharding(Mesh(mesh_devices, ("batch",)), PartitionSpec("batch"))
+        count = len(mesh_devices)
+        placed = []
+        for array in arrays:
+            array = jnp.asarray(array)
+            missing = -array.shape[0] % count
+            if missing:
+                array = jnp.concatenate([array, jnp.repeat(array[:1], missing, axis=0)])
+            placed.append(jax.device_put(array, sharding))
+        return tuple(placed)
 
 else:
     from typing import Any, Callable, Tuple
@@ -108,3 +131,7 @@ else:
             return np.stack(results)
 
         return batched
+
+    def shard_batch(arrays: Tuple[Any, ...], devices: Any = None) -> Tuple[Any, ...]:
+        """``arrays`` unchanged (NumPy runs the batch as a loop on the host; ``devices`` is ignored)."""
+        return tuple(arrays)

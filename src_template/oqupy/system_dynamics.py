@@ -32,6 +32,7 @@ from oqupy._dynamics_setup import (
     step_matrices,
 )
 from oqupy._field_dynamics import compute_dynamics_with_field
+from oqupy._loops import shard_batch
 from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
@@ -177,6 +178,7 @@ def compute_dynamics_batch(
     subdiv_limit: Optional[int] = config.SUBDIV_LIMIT,
     liouvillian_epsrel: float = config.INTEGRATE_EPSREL,
     progress_type: Optional[str] = None,
+    devices: Any = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """:func:`compute_dynamics` for many systems through the same process tensors, in one call.
 
@@ -189,13 +191,18 @@ def compute_dynamics_batch(
         The systems (all of the same dimension); their propagators are computed on the host.
     initial_state: ndarray or list of ndarray
         One density matrix for all systems, or one per system.
+    devices: list of jax.Device
+        ``oqupy_jax``: the devices the batch is sharded over (default: all of ``jax.devices()``; after
+        ``jax.distributed.initialize()`` that is every device of the job).  The batch is padded to a multiple
+        of their number and trimmed afterwards.  Ignored by ``oqupy_numpy``.
 
     Returns
     -------
     times: ndarray
         The ``num_steps + 1`` times (only the last with ``record_all=False``).
     states: ndarray
-        Shape ``(len(systems), len(times), d, d)``.
+        Shape ``(len(systems), len(times), d, d)``; in ``oqupy_jax`` a ``jax.Array`` that stays sharded over
+        ``devices`` along the batch axis (see ``states.sharding``), not gathered to one device or to NumPy.
     """
     systems = list(systems)
     assert systems, "Argument 'systems' must hold at least one system."
@@ -223,9 +230,12 @@ def compute_dynamics_batch(
     prop_2 = np.stack([second for _, second in stacks])
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vectors)
+    enter, leave, states = shard_batch((matrices.enter, matrices.leave, loop.states), devices)
+    matrices = StepMatrices(enter, leave, matrices.links)
+    loop = Loop(loop.tensors, loop.caps, loop.uniform, states)
     rhos = _forward(loop, matrices, num_steps, record_all, progress_type, True)
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
-    return times, rhos.reshape(len(systems), -1, dim, dim)
+    return times, rhos[: len(systems)].reshape(len(systems), -1, dim, dim)
 
 
 # -- correlations ---------------------------------------------------------------------------------------
