@@ -37,6 +37,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from oqupy import _steps, config
+from oqupy._tempo_network import Ring, advance_ring
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomSD
@@ -249,8 +250,8 @@ class GibbsTempo(BaseAPIClass):
         identity = np.identity(dim, dtype=config.NpDtype)
         paths = classes.shape[0]
         capacity = _steps.initial_capacity(dim * dim)
-        sites, current = _steps.resize_ring(
-            None, identity.reshape(1, dim * dim), n_steps + 1, capacity, paths
+        ring = Ring(
+            *_steps.resize_ring(None, identity.reshape(1, dim * dim), n_steps + 1, capacity, paths), capacity
         )
         dynamics = Dynamics(
             name=f"Dynamics of {self.name}", description="imaginary-time history (unnormalised)"
@@ -259,17 +260,10 @@ class GibbsTempo(BaseAPIClass):
         oldest = lines[slots - 2]
         with get_progress(progress_type)(n_steps, title="--> GibbsTEMPO computation") as progress:
             for step in range(n_steps):
-                while True:
-                    new_sites, new_current, state, rank, needed = _steps.tempo_step(
-                        sites, current, step, 0, oldest, operators, self._parameters.epsrel, capacity
-                    )
-                    top, largest = np.stack([rank, needed]).tolist()  # the step's one transfer to the host
-                    if largest <= capacity:
-                        break
-                    capacity = _steps.capacity_for(largest)
-                    sites, current = _steps.resize_ring(new_sites, new_current, slots, capacity, paths)
-                sites, current = new_sites, new_current
-                self._max_bond = max(self._max_bond, int(top))
+                ring, state, top = advance_ring(
+                    ring, step, 0, oldest, operators, self._parameters.epsrel, slots, paths
+                )
+                self._max_bond = max(self._max_bond, top)
                 state = np.asarray(state)
                 if rotate:
                     state = unitary @ state @ unitary.conj().T

@@ -113,14 +113,20 @@ def check_list(value: Any, name: str) -> list:
     return list(value)
 
 
-def check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
-    """Validate constant rates and jump operators: equal-length lists of finite floats and (d, d) matrices."""
+def check_paired_lists(gammas: Any, lindblad_operators: Any) -> Tuple[list, list]:
+    """``gammas`` and ``lindblad_operators`` as lists of equal length (AssertionError otherwise)."""
     gamma_list = check_list(gammas, "gammas")
     operator_list = check_list(lindblad_operators, "lindblad_operators")
     assert len(gamma_list) == len(operator_list), (
         f"Lists 'gammas' ({len(gamma_list)}) and 'lindblad_operators' ({len(operator_list)}) "
         "must have the same length."
     )
+    return gamma_list, operator_list
+
+
+def check_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
+    """Validate constant rates and jump operators: equal-length lists of finite floats and (d, d) matrices."""
+    gamma_list, operator_list = check_paired_lists(gammas, lindblad_operators)
     checked_gammas = []
     for n, gamma in enumerate(gamma_list):
         if is_traced(gamma):
@@ -150,12 +156,7 @@ def evaluate_at_zero(function: Any, name: str) -> Any:
 
 def check_td_lindblad(gammas: Any, lindblad_operators: Any, dimension: int) -> LindbladTerms:
     """Validate time-dependent rates and jump operators; return the dtype-fixing wrappers."""
-    gamma_list = check_list(gammas, "gammas")
-    operator_list = check_list(lindblad_operators, "lindblad_operators")
-    assert len(gamma_list) == len(operator_list), (
-        f"Lists 'gammas' ({len(gamma_list)}) and 'lindblad_operators' ({len(operator_list)}) "
-        "must have the same length."
-    )
+    gamma_list, operator_list = check_paired_lists(gammas, lindblad_operators)
     checked_gammas = []
     for n, gamma in enumerate(gamma_list):
         name = f"gammas[{n}]"

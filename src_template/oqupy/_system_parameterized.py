@@ -22,7 +22,13 @@ import numpy as np
 import scipy.linalg
 
 from oqupy._boundary import array_namespace, expm, is_traced, stack_rows
-from oqupy._system_base import BaseSystem, build_liouvillian, check_hamiltonian, check_list, check_matrix
+from oqupy._system_base import (
+    BaseSystem,
+    build_liouvillian,
+    check_hamiltonian,
+    check_matrix,
+    check_paired_lists,
+)
 from oqupy.config import NpDtype
 from oqupy.util import check_convert
 
@@ -78,12 +84,7 @@ class ParameterizedSystem(BaseSystem):
         trial = [_TRIAL_VALUE] * number
         dimension = check_hamiltonian(hamiltonian(*trial), "hamiltonian(0.5, ...)").shape[0]
         super().__init__(dimension, name, description)
-        gamma_list = check_list(gammas, "gammas")
-        operator_list = check_list(lindblad_operators, "lindblad_operators")
-        assert len(gamma_list) == len(operator_list), (
-            f"Lists 'gammas' ({len(gamma_list)}) and 'lindblad_operators' ({len(operator_list)}) "
-            "must have the same length."
-        )
+        gamma_list, operator_list = check_paired_lists(gammas, lindblad_operators)
         for n, (gamma, operator) in enumerate(zip(gamma_list, operator_list)):
             assert callable(gamma) and callable(operator), (
                 f"'gammas[{n}]' and 'lindblad_operators[{n}]' must be callables of the parameters."

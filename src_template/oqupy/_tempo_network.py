@@ -6,7 +6,7 @@ field, built step by step.  Both run the same compiled step (:func:`oqupy._steps
 influences (:class:`oqupy._influences.Influences`).  Conventions are stated in :mod:`oqupy.tempo`.
 """
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -95,28 +95,52 @@ class TempoNetwork:
         return self._oldest_lines[key]
 
     def advance(self, index: int, operators: _steps.TempoOperators) -> np.ndarray:
-        """One step with the propagators ``index`` of ``operators`` (re-run from the same state with a larger bond
-        capacity on overflow); returns the density matrix of the new step."""
+        """One step with the propagators ``index`` of ``operators``; returns the density matrix of the new step."""
         memory = len(self._sites) - 1
-        oldest = self._oldest_line(memory)
-        while True:
-            sites, current, state, rank, needed = _steps.tempo_step(
-                self._sites,
-                self._current,
-                self.step,
-                index,
-                oldest,
-                operators,
-                self.parameters.epsrel,
-                self._capacity,
-            )
-            top, largest = np.stack([rank, needed]).tolist()  # the step's one transfer to the host
-            if largest <= self._capacity:
-                break
-            self._capacity = _steps.capacity_for(largest)
-            paths = self.influences.north.shape[0]
-            self._sites, self._current = _steps.resize_ring(sites, current, memory + 1, self._capacity, paths)
-        self._sites, self._current = sites, current
-        self.max_bond = max(self.max_bond, int(top))
+        ring, state, top = advance_ring(
+            Ring(self._sites, self._current, self._capacity),
+            self.step,
+            index,
+            self._oldest_line(memory),
+            operators,
+            self.parameters.epsrel,
+            memory + 1,
+            self.influences.north.shape[0],
+        )
+        self._sites, self._current, self._capacity = ring
+        self.max_bond = max(self.max_bond, top)
         self.step += 1
         return state
+
+
+class Ring(NamedTuple):
+    """A TEMPO network's ring of past sites, its current site and their bond capacity (:mod:`oqupy._steps`)."""
+
+    sites: Any
+    current: Any
+    capacity: int
+
+
+def advance_ring(
+    ring: Ring,
+    step: int,
+    index: int,
+    oldest: Any,
+    operators: _steps.TempoOperators,
+    epsrel: float,
+    slots: int,
+    paths: int,
+) -> Tuple[Ring, Any, int]:
+    """One :func:`oqupy._steps.tempo_step` of ``ring``, re-run from the same sites with a larger bond capacity
+    (``slots`` sites, ``paths`` path classes) when a bond overflows; returns the new ring, the density matrix of
+    the new step and the step's largest kept bond."""
+    sites, current, capacity = ring
+    while True:
+        new_sites, new_current, state, rank, needed = _steps.tempo_step(
+            sites, current, step, index, oldest, operators, epsrel, capacity
+        )
+        top, largest = np.stack([rank, needed]).tolist()  # the step's one transfer to the host
+        if largest <= capacity:
+            return Ring(new_sites, new_current, capacity), state, int(top)
+        capacity = _steps.capacity_for(largest)
+        sites, current = _steps.resize_ring(new_sites, new_current, slots, capacity, paths)
