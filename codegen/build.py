@@ -138,8 +138,10 @@ def template_version(repo: Path = REPO) -> str:
 
 
 def rendered_files(repo: Path = REPO) -> dict[str, str]:
-    """The files rendered, not translated: each package's pyproject, README and py.typed, and ``docs/rules.md``."""
+    """The files rendered, not translated: each package's pyproject, README, LICENSE and py.typed, and
+    ``docs/rules.md``."""
     version = template_version(repo)
+    licence = (repo / "LICENSE").read_text()
     files = {RULES_DOC: with_banner(render_rules(), "codegen/rules/ (codegen/docs.py)", ".md")}
     for backend, package in metadata.PACKAGES.items():
         values = dict(
@@ -151,7 +153,9 @@ def rendered_files(repo: Path = REPO) -> dict[str, str]:
             python_requires=metadata.PYTHON_REQUIRES,
             dependencies=metadata.DEPENDENCIES[backend],
             extras=metadata.EXTRAS,
+            urls=metadata.URLS,
         )
+        files[f"{GENERATED}/{package}/LICENSE"] = licence  # copied verbatim: a licence text carries no banner
         files[f"{GENERATED}/{package}/src/{package}/py.typed"] = ""  # PEP 561 marker (must stay empty)
         for name, suffix in (("pyproject.toml", ".toml"), ("README.md", ".md")):
             body = _JINJA.get_template(f"{name}.j2").render(**values)

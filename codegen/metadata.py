@@ -23,3 +23,8 @@ EXTRAS = {
     "plot": ["matplotlib>=3.7"],
     "test": TEST_DEPENDENCIES,
 }
+
+#: ``[project.urls]`` of both packages (label -> URL), rendered only when not empty.  Empty until the repository
+#: and the documentation site have public addresses: an invented URL on PyPI is worse than none
+#: (docs/releasing.md lists this among the steps of a first release).
+URLS: dict[str, str] = {}

@@ -18,7 +18,7 @@ Run from the repository root, with either generated package installed:
     python examples/gibbs_state.py --backend jax    # oqupy_jax
     python examples/gibbs_state.py --output /tmp/gibbs.png
 
-Saves the plot to docs/gibbs_state.png and prints the largest deviation from the closed forms.
+Saves the plot (default ``examples/gibbs_state.png``) and prints the largest deviation from the closed forms.
 """
 
 import argparse
@@ -34,7 +34,7 @@ N_STEPS = 40
 EPSREL = 1e-9
 ALPHAS = tuple(0.05 * k for k in range(11))
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "gibbs_state.png"
+DEFAULT_OUTPUT = Path(__file__).resolve().with_name("gibbs_state.png")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -17,7 +17,7 @@ Run from the repository root, with either generated package installed:
 
 It computes one pump strength with ``MeanFieldTempo``, then all pump strengths from one process tensor with
 ``compute_dynamics_with_field``, prints timings and the largest difference between the two routes, and saves a
-plot of n(t) and <sigma_z>(t) (default ``docs/mean_field.png``).
+plot of n(t) and <sigma_z>(t) (default ``examples/mean_field.png``).
 """
 
 import argparse
@@ -31,7 +31,7 @@ PUMP_RATIOS = (0.2, 0.4, 0.6, 0.8)
 DT, DKMAX, EPSREL, END_TIME = 3.2e-3, 20, 1e-5, 0.3
 INITIAL_FIELD = 0.05**0.5  # n(0) = 0.05
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "mean_field.png"
+DEFAULT_OUTPUT = Path(__file__).resolve().with_name("mean_field.png")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

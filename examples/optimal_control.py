@@ -35,7 +35,7 @@ DT = 0.1
 EPSREL = 1e-6
 BOUND = 5.0
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "optimal_control.png"
+DEFAULT_OUTPUT = Path(__file__).resolve().with_name("optimal_control.png")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
