@@ -27,15 +27,24 @@ def test_build_is_deterministic(fresh_tree):
 
 def test_every_generated_file_has_a_banner_naming_its_template(fresh_tree):
     for path, content in fresh_tree.files.items():
-        if path.endswith("py.typed"):
+        if path.endswith(("py.typed", "/LICENSE")):  # an empty marker and a licence text carry no banner
             continue
         recorded, body = codegen_build.split_banner(content)
         assert recorded == codegen_build.digest(body), path
         assert "from " in content.splitlines()[0] and "DO NOT EDIT" in content.splitlines()[0]
 
 
+def test_each_package_carries_the_licence_verbatim(fresh_tree):
+    licence = (REPO / "LICENSE").read_text()
+    assert "Apache License" in licence and "Version 2.0" in licence
+    for package in ("oqupy_numpy", "oqupy_jax"):
+        assert fresh_tree.files[f"generated/{package}/LICENSE"] == licence
+        assert 'license-files = ["LICENSE"]' in fresh_tree.files[f"generated/{package}/pyproject.toml"]
+
+
 @pytest.fixture
 def scratch(tmp_path):
+    shutil.copy(REPO / "LICENSE", tmp_path / "LICENSE")
     for folder in ("src_template", "generated", "docs"):
         shutil.copytree(
             REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
