@@ -119,6 +119,44 @@ def test_generated_system_correlations(oq):
     np.testing.assert_allclose(occupation, exact_occupation(times, 2.0, j, T_BATH), rtol=0, atol=1e-12)
 
 
+def test_emission_of_an_excited_spin_at_second_order(oq):
+    """Complex system correlations: a bare spin H = sigma_z/2 (no bath in the process tensor), S = sigma_x/2,
+    starting excited, so <S(s') S(s)> = exp(i (s' - s)) / 4.  The formula is then second-order perturbation
+    theory: Delta n(w, t) = J/4 [(n + 1) F(w - 1) - n F(w + 1)], F(x) = (2 - 2 cos x t) / x^2 (emission with
+    stimulated part, and the counter-rotating absorption).  Steps hold C constant: second order in dt."""
+    sd = oq.PowerLawSD(alpha=0.1, zeta=1.0, cutoff=5.0, cutoff_type="exponential", temperature=1.0)
+    op = oq.operators
+    correlations = oq.bath_dynamics.TwoTimeBathCorrelations(
+        oq.System(0.5 * op.sigma("z")),
+        oq.Bath(0.5 * op.sigma("x"), sd),
+        trivial_process_tensor(oq),
+        initial_state=op.spin_dm("up"),
+    )
+    for freq in (0.5, 1.0, 1.7):
+        times, change = correlations.occupation(freq, change_only=True, progress_type="silent")
+        n = thermal(freq, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lines = [
+                np.where(x == 0, times**2, (2 - 2 * np.cos(x * times)) / x**2) for x in (freq - 1, freq + 1)
+            ]
+        exact = float(sd.spectral_density(freq)) / 4 * ((n + 1) * lines[0] - n * lines[1])
+        np.testing.assert_allclose(change, exact, rtol=0, atol=3e-3 * np.abs(exact).max())
+        # <b b^dag> changes by the same amount
+        anti = correlations.correlation(freq, times[-1], dagg=(0, 1), change_only=True)
+        assert anti == pytest.approx(change[-1], abs=1e-12)
+
+
+def test_equal_time_modes_commute(oq):
+    """<b_2(t) b_1^dag(t)> = <b_1^dag(t) b_2(t)> for two bands at equal times, for any system correlations."""
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(STEPS, STEPS)) + 1j * rng.normal(size=(STEPS, STEPS))
+    correlations, *_ = independent_boson(oq, values)
+    for time in (0.7, 2.0):
+        left = correlations.correlation(1.2, time, 2.1, time, dw=(0.4, 0.9), dagg=(0, 1))
+        right = correlations.correlation(2.1, time, 1.2, time, dw=(0.9, 0.4), dagg=(1, 0))
+        assert abs(left) > 1e-3 and left == pytest.approx(right, abs=1e-12)
+
+
 def test_cell_integrals_against_quadrature(oq):
     """Squares above the diagonal, triangles on it, including the resonant a + b = 0 and zero rates."""
     size, dt, points = 3, 0.3, 400
