@@ -421,3 +421,31 @@ def test_adjoint_gradients_agree():
     np.testing.assert_allclose(
         results[1]["dynamics"].states, results[0]["dynamics"].states, rtol=0, atol=1e-10
     )
+
+
+def _bath_dynamics(pkg):
+    """Spin-boson with a sigma_x Hamiltonian: complex system correlations from a real process tensor."""
+    op = pkg.operators
+    bath = pkg.Bath(0.5 * op.sigma("z"), pkg.PowerLawSD(**{**OHMIC, "alpha": 0.2, "temperature": 0.5}))
+    parameters = pkg.TempoParameters(dt=0.1, epsrel=1e-6, dkmax=3, add_correlation_time=1.0)
+    pt = pkg.PtTempo(bath, 0.0, 1.0, parameters).get_process_tensor(progress_type="silent")
+    correlations = pkg.TwoTimeBathCorrelations(
+        pkg.System(0.5 * op.sigma("x") + 0.2 * op.sigma("z")), bath, pt, initial_state=op.spin_dm("up")
+    )
+    _, occupation = correlations.occupation(1.5, progress_type="silent")
+    values = [
+        correlations.correlation(1.0, 0.4, freq_2, 0.9, dw=(0.5, 0.5), dagg=dagg, interaction_picture=picture)
+        for dagg in [(0, 0), (0, 1), (1, 0), (1, 1)]
+        for freq_2 in (1.0, 2.5)
+        for picture in (False, True)
+    ]
+    return occupation, np.array(values), np.nan_to_num(correlations._system_correlations)
+
+
+def test_bath_dynamics_packages_agree():
+    occupation_np, values_np, system_np = _bath_dynamics(onp)
+    occupation_jax, values_jax, system_jax = _bath_dynamics(ojax)
+    assert type(occupation_jax) is np.ndarray and np.abs(system_np.imag).max() > 1e-3
+    np.testing.assert_allclose(system_jax, system_np, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(occupation_jax, occupation_np, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(values_jax, values_np, rtol=0, atol=1e-10)

@@ -34,6 +34,7 @@ FIGURES = {
     "mean_field.png": ("mean_field.py", ()),
     "gibbs_state.png": ("gibbs_state.py", ()),
     "optimal_control.png": ("optimal_control.py", ()),
+    "bath_dynamics.png": ("bath_dynamics.py", ()),
 }
 
 

@@ -44,9 +44,11 @@ __all__ = [
     "TrivialProcessTensor",
     "TtiProcessTensor",
     "TtiPtTempo",
+    "TwoTimeBathCorrelations",
     "base_api",
     "bath",
     "bath_correlations",
+    "bath_dynamics",
     "compute_correlations",
     "compute_correlations_nt",
     "compute_dynamics",
@@ -83,6 +85,7 @@ from oqupy import (
     base_api,
     bath,
     bath_correlations,
+    bath_dynamics,
     config,
     control,
     dynamics,
@@ -101,6 +104,7 @@ from oqupy import (
 )
 from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomCorrelations, CustomSD, PowerLawSD
+from oqupy.bath_dynamics import TwoTimeBathCorrelations
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics, MeanFieldDynamics
 from oqupy.gradient import compute_gradient_and_dynamics, state_gradient
