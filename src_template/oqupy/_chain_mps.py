@@ -3,77 +3,124 @@
 The chain is held as site tensors ``Gamma_k[L, P, A, R]`` and bond weights ``Lambda_0 ... Lambda_n``
 (vectors; ``Lambda_0`` and ``Lambda_n`` are ones on the open ends), the state being
 ``Lambda_0 Gamma_0 Lambda_1 Gamma_1 ... Gamma_{n-1} Lambda_n``.  Ranks are decided on the host
-(:func:`oqupy._mps.truncation_rank`) and every tensor has its exact bond dimensions, so ``oqupy_jax``
-compiles each kernel once per shape that occurs.
+(:func:`oqupy._mps.truncation_rank`).  ``oqupy_numpy`` keeps exact bond dimensions; ``oqupy_jax`` pads every
+bond created by a split and every process-tensor leg to a bucket (:func:`oqupy._mps.bucket`) with zero weights
+and zero tensor entries, so that each kernel compiles once per bucket, not once per bond dimension.  A zero
+weight has a zero inverse (:func:`inverse_weights`), so padding never enters a result.
 """
 
-from typing import List, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
 from oqupy._codegen import kernel
-from oqupy._mps import svd, truncation_rank
+from oqupy._mps import bucket, svd, truncation_rank
 
 __runs_on__ = "device"
 
 
-def split_ranked(matrix: np.ndarray, epsrel: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD ``matrix ~ left @ diag(values) @ right`` truncated by the relative-Frobenius criterion."""
-    left, values, right = svd(matrix)
-    rank = truncation_rank(values, epsrel)
-    return left[:, :rank], values[:rank], right[:rank]
+def keep_triplets(
+    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: Any, size: int
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first ``size`` singular triplets, zero beyond ``rank`` and zero-padded up to ``size``.
+
+    Called inside kernels with ``size`` static (``bucket(rank)``) and ``rank`` traced.
+    """
+    keep = min(size, values.shape[0])
+    mask = np.arange(keep) < rank
+    left = left[:, :keep] * mask[None, :]
+    values = values[:keep] * mask
+    right = right[:keep] * mask[:, None]
+    if size > keep:
+        left = np.pad(left, ((0, 0), (0, size - keep)))
+        values = np.pad(values, (0, size - keep))
+        right = np.pad(right, ((0, size - keep), (0, 0)))
+    return left, values, right
+
+
+def inverse_weights(weights: np.ndarray) -> np.ndarray:
+    """``1 / weights`` where a weight is non-zero, 0 where it is zero (padding)."""
+    nonzero = weights != 0
+    return np.where(nonzero, 1.0 / np.where(nonzero, weights, 1.0), 0.0)
 
 
 @kernel
 def apply_site_operator(gamma: np.ndarray, operator: np.ndarray) -> np.ndarray:
     """``operator[o, p] Gamma[l, p, a, r]``: a one-site superoperator on the physical leg."""
-    return np.einsum("op,lpar->loar", operator, gamma)
+    return np.transpose(np.tensordot(operator, gamma, axes=([1], [1])), (1, 0, 2, 3))
 
 
 @kernel
 def absorb_process_tensor(gamma: np.ndarray, mpo: np.ndarray) -> np.ndarray:
     """Contract a process-tensor MPO tensor ``M[past, future, in, out]`` into ``Gamma`` (A with past, P with in)."""
-    return np.einsum("lpar,afpo->lofr", gamma, mpo)
+    return np.transpose(np.tensordot(gamma, mpo, axes=([1, 2], [2, 0])), (0, 3, 2, 1))
 
 
 @kernel
-def _outer_parts(
+def _split_sites(
     lambda_l: np.ndarray, gamma_l: np.ndarray, gamma_r: np.ndarray, lambda_r: np.ndarray
-) -> Tuple[np.ndarray, np.ndarray]:
-    """The two sites with their outer weights, as matrices ``[(L, A), (P, M)]`` and ``[(M, P), (A, R)]``."""
+) -> Tuple[np.ndarray, ...]:
+    """SVDs of the two sites with their outer weights, as ``[(L, A), (P, M)]`` and ``[(M, P), (A, R)]``."""
     left = np.transpose(lambda_l[:, None, None, None] * gamma_l, (0, 2, 1, 3))
     right = gamma_r * lambda_r[None, None, None, :]
-    return (
-        left.reshape(left.shape[0] * left.shape[1], left.shape[2] * left.shape[3]),
-        right.reshape(right.shape[0] * right.shape[1], right.shape[2] * right.shape[3]),
-    )
+    left = left.reshape(left.shape[0] * left.shape[1], left.shape[2] * left.shape[3])
+    right = right.reshape(right.shape[0] * right.shape[1], right.shape[2] * right.shape[3])
+    return svd(left) + svd(right)
 
 
-@kernel
-def _theta(
-    middle_l: np.ndarray, gate_l: np.ndarray, lambda_m: np.ndarray, gate_r: np.ndarray, middle_r: np.ndarray
-) -> np.ndarray:
-    """The gate on the two physical legs: ``theta[(k, o_l), (o_r, j)]`` (pairwise contractions)."""
-    weighted = middle_l * lambda_m[None, None, :]
-    product = np.einsum("kpm,opb->kmob", weighted, gate_l)
-    product = np.einsum("kmob,mqj->kobqj", product, middle_r)
-    theta = np.einsum("kobqj,bsq->kosj", product, gate_r)
-    return theta.reshape(theta.shape[0] * theta.shape[1], theta.shape[2] * theta.shape[3])
+@kernel(static=("size_l", "size_r"))
+def _gate_theta(
+    split_l: Tuple[np.ndarray, np.ndarray, np.ndarray],
+    split_r: Tuple[np.ndarray, np.ndarray, np.ndarray],
+    ranks: Tuple[Any, Any],
+    size_l: int,
+    size_r: int,
+    gate_l: np.ndarray,
+    lambda_m: np.ndarray,
+    gate_r: np.ndarray,
+) -> Tuple[np.ndarray, ...]:
+    """The gate on the two middle parts, ``theta[(k, o_l), (o_r, j)]`` and its SVD.
+
+    ``split_l`` and ``split_r`` are the SVDs of :func:`_split_sites`, kept to ``ranks`` (padded to ``size_l``,
+    ``size_r``); returns the two isometries carrying the process-tensor legs and the SVD of ``theta``.
+    """
+    isometry_l, values_l, rest_l = keep_triplets(*split_l, ranks[0], size_l)
+    rest_r, values_r, isometry_r = keep_triplets(*split_r, ranks[1], size_r)
+    middle_l = (values_l[:, None] * rest_l).reshape(size_l, gate_l.shape[1], lambda_m.shape[0])
+    middle_r = (rest_r * values_r[None, :]).reshape(lambda_m.shape[0], gate_r.shape[2], size_r)
+    product = np.tensordot(middle_l * lambda_m[None, None, :], gate_l, axes=([1], [1]))  # [k, m, o, b]
+    product = np.tensordot(product, middle_r, axes=([1], [0]))  # [k, o, b, q, j]
+    theta = np.transpose(np.tensordot(product, gate_r, axes=([2, 3], [0, 2])), (0, 1, 3, 2))  # [k, o, s, j]
+    theta = theta.reshape(theta.shape[0] * theta.shape[1], theta.shape[2] * theta.shape[3])
+    return (isometry_l, isometry_r) + svd(theta)
 
 
-@kernel
+@kernel(static=("size",))
 def _new_gammas(
-    inverse_l: np.ndarray,
+    lambda_l: np.ndarray,
     isometry_l: np.ndarray,
-    left: np.ndarray,
-    right: np.ndarray,
+    split: Tuple[np.ndarray, np.ndarray, np.ndarray],
+    rank: Any,
+    size: int,
     isometry_r: np.ndarray,
-    inverse_r: np.ndarray,
-) -> Tuple[np.ndarray, np.ndarray]:
-    """The two new site tensors, the outer weights divided out again."""
-    gamma_l = np.einsum("l,lak,kox->loax", inverse_l, isometry_l, left)
-    gamma_r = np.einsum("xsj,jbr,r->xsbr", right, isometry_r, inverse_r)
-    return gamma_l, gamma_r
+    lambda_r: np.ndarray,
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two new site tensors ``[L, P, A, R]`` and the new middle weights (``split`` kept to ``rank``).
+
+    ``isometry_l[(l, a), k]``, ``left[(k, o), x]``, ``right[x, (s, j)]``, ``isometry_r[j, (b, r)]``; the outer
+    weights are divided out again.
+    """
+    left, values, right = keep_triplets(*split, rank, size)
+    middle_l, middle_r = isometry_l.shape[1], isometry_r.shape[0]
+    iso_l = isometry_l.reshape(lambda_l.shape[0], isometry_l.shape[0] // lambda_l.shape[0], middle_l)
+    iso_r = isometry_r.reshape(middle_r, isometry_r.shape[1] // lambda_r.shape[0], lambda_r.shape[0])
+    part_l = left.reshape(middle_l, left.shape[0] // middle_l, size)
+    part_r = right.reshape(size, right.shape[1] // middle_r, middle_r)
+    gamma_l = np.tensordot(
+        inverse_weights(lambda_l)[:, None, None] * iso_l, part_l, axes=([2], [0])
+    )  # [l, a, o, x]
+    gamma_r = np.tensordot(part_r, iso_r * inverse_weights(lambda_r)[None, None, :], axes=([2], [0]))
+    return np.transpose(gamma_l, (0, 2, 1, 3)), values, gamma_r
 
 
 def apply_nn_gate(
@@ -89,7 +136,7 @@ def apply_nn_gate(
     ``lambdas`` are the weights left of, between and right of the two sites.  The process-tensor legs are
     split off each site (with its outer weight) by an SVD, the gate acts on the two middle parts, a third SVD
     gives the new middle weights, and the outer weights are divided out.  Every SVD is truncated with
-    ``epsrel``.
+    ``epsrel``; the three ranks are decided on the host between three kernels.
 
     Returns
     -------
@@ -97,37 +144,31 @@ def apply_nn_gate(
         The new tensors of the two sites and the new weights between them.
     """
     lambda_l, lambda_m, lambda_r = lambdas
-    bond_l, phys_l, aug_l, _ = gamma_l.shape
-    _, phys_r, aug_r, bond_r = gamma_r.shape
-    matrix_l, matrix_r = _outer_parts(lambda_l, gamma_l, gamma_r, lambda_r)
-    isometry_l, values_l, rest_l = split_ranked(matrix_l, epsrel)
-    rest_r, values_r, isometry_r = split_ranked(matrix_r, epsrel)
-    middle_l = (values_l[:, None] * rest_l).reshape(values_l.shape[0], phys_l, gamma_l.shape[3])
-    middle_r = (rest_r * values_r[None, :]).reshape(gamma_r.shape[0], phys_r, values_r.shape[0])
-    theta = _theta(middle_l, gate_l, lambda_m, gate_r, middle_r)
-    left, values, right = split_ranked(theta, epsrel)
-    rank = values.shape[0]
-    new_l, new_r = _new_gammas(
-        1.0 / lambda_l,
-        isometry_l.reshape(bond_l, aug_l, values_l.shape[0]),
-        left.reshape(values_l.shape[0], gate_l.shape[0], rank),
-        right.reshape(rank, gate_r.shape[1], values_r.shape[0]),
-        isometry_r.reshape(values_r.shape[0], aug_r, bond_r),
-        1.0 / lambda_r,
+    splits = _split_sites(lambda_l, gamma_l, gamma_r, lambda_r)
+    rank_l, rank_r = truncation_rank(splits[1], epsrel), truncation_rank(splits[4], epsrel)
+    isometry_l, isometry_r, *split = _gate_theta(
+        splits[:3], splits[3:], (rank_l, rank_r), bucket(rank_l), bucket(rank_r), gate_l, lambda_m, gate_r
     )
-    return new_l, values, new_r
+    rank = truncation_rank(split[1], epsrel)
+    return _new_gammas(lambda_l, isometry_l, tuple(split), rank, bucket(rank), isometry_r, lambda_r)
 
 
 @kernel
-def bath_trace(gamma: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """``Gamma[l, p, a, r] cap[a]``: the process-tensor leg closed by its cap."""
-    return np.einsum("lpar,a->lpr", gamma, cap)
+def trace_site(gamma: np.ndarray, cap: np.ndarray, identity: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """A site with its process-tensor leg closed by ``cap``, ``B[l, p, r]``, and also traced over its physical
+    leg with ``identity = vec(1)``, ``T[l, r]``."""
+    traced = np.tensordot(gamma, cap, axes=([2], [0]))
+    return traced, np.tensordot(traced, identity, axes=([1], [0]))
 
 
 @kernel
-def full_trace(traced: np.ndarray, identity: np.ndarray) -> np.ndarray:
-    """``B[l, p, r] vec(1)[p]``: a bath-traced site traced over its physical leg too."""
-    return np.einsum("lpr,p->lr", traced, identity)
+def _grow_left(vector: np.ndarray, transfer: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    return (vector @ transfer) * weights
+
+
+@kernel
+def _grow_right(vector: np.ndarray, transfer: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    return weights * (transfer @ vector)
 
 
 def environments(
@@ -141,10 +182,10 @@ def environments(
     """
     left = [lambdas[0]]
     for site, transfer in enumerate(transfers):
-        left.append((left[site] @ transfer) * lambdas[site + 1])
+        left.append(_grow_left(left[site], transfer, lambdas[site + 1]))
     right = [lambdas[-1]]
     for site in range(len(transfers) - 1, 0, -1):
-        right.insert(0, lambdas[site] * (transfers[site] @ right[0]))
+        right.insert(0, _grow_right(right[0], transfers[site], lambdas[site]))
     return left, right
 
 
@@ -166,7 +207,9 @@ def reduced_vector(
     for site in range(first, last + 1):
         if site in sites:
             block = traced[site]
-            carry = np.einsum("xl,lpr->xpr", carry, block).reshape(carry.shape[0] * block.shape[1], block.shape[2])
+            carry = np.tensordot(carry, block, axes=([1], [0])).reshape(
+                carry.shape[0] * block.shape[1], block.shape[2]
+            )
         else:
             carry = carry @ transfers[site]
         if site < last:

@@ -54,7 +54,10 @@ class SystemChain(BaseAPIClass):
     """
 
     def __init__(
-        self, hilbert_space_dimensions: List[int], name: Optional[str] = None, description: Optional[str] = None
+        self,
+        hilbert_space_dimensions: List[int],
+        name: Optional[str] = None,
+        description: Optional[str] = None,
     ) -> None:
         super().__init__(name, description)
         self._hs_dims = check_hs_dims(hilbert_space_dimensions)
@@ -121,7 +124,9 @@ class SystemChain(BaseAPIClass):
     def add_nn_hamiltonian(self, site: int, hamiltonian_l: np.ndarray, hamiltonian_r: np.ndarray) -> None:
         """Add ``-i [H_l (x) H_r, rho_{n,n+1}]`` to the bond ``(site, site + 1)``."""
         op_l, op_r = self._bond_operators(site, hamiltonian_l, hamiltonian_r, "hamiltonian")
-        self._nn_liouvillians[site] = self._nn_liouvillians[site] - 1j * operators.cross_commutator(op_l, op_r)
+        self._nn_liouvillians[site] = self._nn_liouvillians[site] - 1j * operators.cross_commutator(
+            op_l, op_r
+        )
 
     def add_nn_liouvillian(self, site: int, liouvillian_l_r: np.ndarray) -> None:
         """Add a two-site superoperator to the bond ``(site, site + 1)``."""

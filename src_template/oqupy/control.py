@@ -132,7 +132,10 @@ class ChainControl(BaseAPIClass):
     """
 
     def __init__(
-        self, hilbert_space_dimensions: List[int], name: Optional[str] = None, description: Optional[str] = None
+        self,
+        hilbert_space_dimensions: List[int],
+        name: Optional[str] = None,
+        description: Optional[str] = None,
     ) -> None:
         super().__init__(name, description)
         self._hs_dims = check_hs_dims(hilbert_space_dimensions)

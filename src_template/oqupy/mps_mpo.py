@@ -52,7 +52,9 @@ class Gate:
     """
 
     def __init__(self, sites: List[int], tensors: List[np.ndarray]) -> None:
-        assert isinstance(sites, (list, tuple)) and len(sites) >= 1, "Argument 'sites' must be a non-empty list."
+        assert isinstance(sites, (list, tuple)) and len(sites) >= 1, (
+            "Argument 'sites' must be a non-empty list."
+        )
         for site in sites:
             assert isinstance(site, int) and not isinstance(site, bool), "Every site must be an int."
         for left, right in zip(sites[:-1], sites[1:]):
@@ -160,7 +162,9 @@ def compute_nn_gate(
     size_l, size_r = int(hs_dim_l) ** 2, int(hs_dim_r) ** 2
     propagator = scipy.linalg.expm(dt * np.asarray(liouvillian, dtype=NpDtype))
     regrouped = propagator.reshape(size_l, size_r, size_l, size_r).transpose(0, 2, 1, 3)
-    left, values, right = np.linalg.svd(regrouped.reshape(size_l * size_l, size_r * size_r), full_matrices=False)
+    left, values, right = np.linalg.svd(
+        regrouped.reshape(size_l * size_l, size_r * size_r), full_matrices=False
+    )
     rank = truncation_rank(values, epsrel)
     roots = np.sqrt(values[:rank])
     tensor_l = (left[:, :rank] * roots).reshape(size_l, size_l, rank)
@@ -226,7 +230,9 @@ class AugmentedMPS(BaseAPIClass):
         description: Optional[str] = None,
     ) -> None:
         super().__init__(name, description)
-        assert isinstance(gammas, (list, tuple)) and len(gammas) > 0, "Argument 'gammas' must be a non-empty list."
+        assert isinstance(gammas, (list, tuple)) and len(gammas) > 0, (
+            "Argument 'gammas' must be a non-empty list."
+        )
         tensors = [_augmented_tensor(gamma) for gamma in gammas]
         bonds = []
         for left, right in zip(tensors[:-1], tensors[1:]):

@@ -22,11 +22,11 @@ from oqupy._chain_mps import (
     absorb_process_tensor,
     apply_nn_gate,
     apply_site_operator,
-    bath_trace,
     environments,
-    full_trace,
     reduced_vector,
+    trace_site,
 )
+from oqupy._mps import bucket
 from oqupy._process_tensor_base import BaseProcessTensor
 from oqupy._system_chain import SystemChain
 from oqupy.base_api import BaseAPIClass
@@ -163,23 +163,37 @@ class PtTebd(BaseAPIClass):
         backend_config: Optional[Dict] = None,
     ) -> None:
         super().__init__()
-        assert isinstance(initial_augmented_mps, AugmentedMPS), "Argument 'initial_augmented_mps' must be an AugmentedMPS."
+        assert isinstance(initial_augmented_mps, AugmentedMPS), (
+            "Argument 'initial_augmented_mps' must be an AugmentedMPS."
+        )
         assert isinstance(system_chain, SystemChain), "Argument 'system_chain' must be a SystemChain."
-        assert len(initial_augmented_mps) == len(system_chain), "The MPS and the chain must have the same length."
+        assert len(initial_augmented_mps) == len(system_chain), (
+            "The MPS and the chain must have the same length."
+        )
         for site, (gamma, dim) in enumerate(zip(initial_augmented_mps.gammas, system_chain.hs_dims)):
-            assert gamma.shape[1] == dim**2, f"The tensor of site {site} does not fit the Hilbert space dimension {dim}."
+            assert gamma.shape[1] == dim**2, (
+                f"The tensor of site {site} does not fit the Hilbert space dimension {dim}."
+            )
         assert isinstance(process_tensors, list), "Argument 'process_tensors' must be a list."
-        assert len(process_tensors) == len(system_chain), "Argument 'process_tensors' needs one entry per site."
+        assert len(process_tensors) == len(system_chain), (
+            "Argument 'process_tensors' needs one entry per site."
+        )
         for site, process_tensor in enumerate(process_tensors):
             if process_tensor is not None:
-                assert isinstance(process_tensor, BaseProcessTensor), f"Process tensor {site} has the wrong type."
+                assert isinstance(process_tensor, BaseProcessTensor), (
+                    f"Process tensor {site} has the wrong type."
+                )
                 assert process_tensor.hilbert_space_dimension == system_chain.hs_dims[site], (
                     f"Process tensor {site} does not fit the Hilbert space dimension of its site."
                 )
         assert isinstance(parameters, PtTebdParameters), "Argument 'parameters' must be PtTebdParameters."
         assert isinstance(start_time, float), "Argument 'start_time' must be a float."
-        assert isinstance(start_step, int) and not isinstance(start_step, bool), "Argument 'start_step' must be an int."
-        assert backend_config is None or isinstance(backend_config, dict), "Argument 'backend_config' must be a dict."
+        assert isinstance(start_step, int) and not isinstance(start_step, bool), (
+            "Argument 'start_step' must be an int."
+        )
+        assert backend_config is None or isinstance(backend_config, dict), (
+            "Argument 'backend_config' must be a dict."
+        )
         self._initial_mps = initial_augmented_mps
         self._chain = system_chain
         self._process_tensors = list(process_tensors)
@@ -192,6 +206,7 @@ class PtTebd(BaseAPIClass):
         self.chain_control = chain_control
         self._propagator: Optional[TebdPropagator] = None
         self._gammas: List[Any] = []
+        self._pt_legs: List[int] = []
         self._lambdas: List[Any] = []
         self._results: Dict[str, Any] = {}
         self._step: Optional[int] = None
@@ -217,7 +232,9 @@ class PtTebd(BaseAPIClass):
             del self.chain_control
         else:
             assert isinstance(chain_control, ChainControl), "Argument 'chain_control' must be a ChainControl."
-            assert list(chain_control.hs_dims) == list(self._chain.hs_dims), "The controls do not fit the chain."
+            assert list(chain_control.hs_dims) == list(self._chain.hs_dims), (
+                "The controls do not fit the chain."
+            )
             self._chain_control = chain_control
 
     @chain_control.deleter
@@ -233,6 +250,7 @@ class PtTebd(BaseAPIClass):
         gammas, lambdas = self._initial_mps.gammas, self._initial_mps.lambdas
         ends = (np.ones(gammas[0].shape[0], dtype=NpDtype), np.ones(gammas[-1].shape[3], dtype=NpDtype))
         self._gammas = list(gammas)
+        self._pt_legs = [gamma.shape[2] for gamma in gammas]
         self._lambdas = [ends[0]] + list(lambdas) + [ends[1]]
         pt_bonds = {}
         for site, process_tensor in enumerate(self._process_tensors):
@@ -282,7 +300,9 @@ class PtTebd(BaseAPIClass):
                 continue
             mpo = process_tensor.get_mpo_tensor(self._step - 1)
             if mpo is not None:
-                self._gammas[site] = absorb_process_tensor(self._gammas[site], mpo)
+                self._pt_legs[site] = mpo.shape[1]
+                padded = _pad(mpo, (self._gammas[site].shape[2], bucket(mpo.shape[1])) + mpo.shape[2:])
+                self._gammas[site] = absorb_process_tensor(self._gammas[site], padded)
         self._apply_layers()
         self._apply_controls(self._step, post=False)
         self._record()
@@ -322,17 +342,17 @@ class PtTebd(BaseAPIClass):
             if site not in self._caps:
                 self._caps[site] = process_tensor.get_cap_tensors()
             cap = self._caps[site][step]
-        return np.asarray(cap, dtype=NpDtype)
+        return _pad(np.asarray(cap, dtype=NpDtype), (self._gammas[site].shape[2],))
 
     def _compute_traces(self) -> tuple:
         """Bath-traced and fully traced sites and the environments of the current state (cached)."""
         if self._traces is None:
             assert self._step is not None
-            traced = [bath_trace(gamma, self._cap(site, self._step)) for site, gamma in enumerate(self._gammas)]
-            transfers = [
-                full_trace(block, np.identity(int(dim), dtype=NpDtype).reshape(int(dim) ** 2))
-                for block, dim in zip(traced, self._chain.hs_dims)
+            pairs = [
+                trace_site(gamma, self._cap(site, self._step), _identity_vector(int(dim)))
+                for site, (gamma, dim) in enumerate(zip(self._gammas, self._chain.hs_dims))
             ]
+            traced, transfers = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
             left, right = environments(transfers, self._lambdas)
             self._traces = (traced, transfers, left, right)
         return self._traces
@@ -352,16 +372,25 @@ class PtTebd(BaseAPIClass):
         time = self.time(self._step)
         self._results["time"].append(time)
         self._results["norm"].append(complex(np.sum(np.asarray(left[-1]))))
-        self._results["bond_dimensions"].append(np.array([len(weights) for weights in self._lambdas[1:-1]], dtype=int))
+        self._results["bond_dimensions"].append(np.array(self._bond_dimensions(), dtype=int))
         for sites, dynamics in self._results["dynamics"].items():
             dynamics.add(time, self._density_matrix(_site_list(sites)))
+
+    def _bond_dimensions(self) -> List[int]:
+        """The bond dimensions between neighbouring sites (padding in ``oqupy_jax`` not counted)."""
+        return [int(np.count_nonzero(np.asarray(weights))) for weights in self._lambdas[1:-1]]
 
     def get_augmented_mps(self) -> AugmentedMPS:
         """The current state as a new :class:`AugmentedMPS` (the initial one before :meth:`initialize`)."""
         if self._step is None:
             return self._initial_mps
-        gammas = [np.swapaxes(np.asarray(gamma), 2, 3) for gamma in self._gammas]
-        return AugmentedMPS(gammas, [np.asarray(weights) for weights in self._lambdas[1:-1]])
+        bonds = [self._gammas[0].shape[0]] + self._bond_dimensions() + [self._gammas[-1].shape[3]]
+        gammas = [
+            np.swapaxes(np.asarray(gamma)[: bonds[site], :, : self._pt_legs[site], : bonds[site + 1]], 2, 3)
+            for site, gamma in enumerate(self._gammas)
+        ]
+        lambdas = [np.asarray(weights)[:bond] for weights, bond in zip(self._lambdas[1:-1], bonds[1:-1])]
+        return AugmentedMPS(gammas, lambdas)
 
     def get_results(self) -> Dict:
         """``time``, ``norm`` (trace of the chain), ``bond_dimensions`` (per step), ``dynamics`` (sites ->
@@ -378,6 +407,16 @@ class PtTebd(BaseAPIClass):
         """The reduced density matrix of a site or a sorted tuple of sites at the current step."""
         assert self._step is not None, "Nothing computed yet: call initialize() or compute() first."
         return self._density_matrix(_site_list(_check_sites(sites, len(self._chain))))
+
+
+def _identity_vector(dim: int) -> np.ndarray:
+    """``vec(1)`` of a ``dim``-dimensional site: the trace as a vector."""
+    return np.identity(dim, dtype=NpDtype).reshape(dim * dim)
+
+
+def _pad(tensor: np.ndarray, shape: tuple) -> np.ndarray:
+    """``tensor`` padded with zeros at the end of each leg up to ``shape`` (``oqupy_jax``'s buckets)."""
+    return np.pad(tensor, [(0, size - length) for size, length in zip(shape, tensor.shape)])
 
 
 def _site_list(sites: Union[int, tuple]) -> List[int]:
