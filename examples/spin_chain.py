@@ -28,7 +28,7 @@ H_FIELD, J_COUPLING, DELTA, GAMMA = 0.2, 1.0, 0.5, 0.02
 ALPHA, CUTOFF, TEMPERATURE = 0.1, 4.0, 0.5
 DT, DKMAX, PT_EPSREL, TEBD_EPSREL = 0.2, 8, 1e-5, 1e-5
 FULL = dict(sites=4, steps=20)
-QUICK = dict(sites=3, steps=4)
+QUICK = dict(sites=2, steps=4)
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "spin_chain.png"
 
@@ -39,7 +39,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--backend", choices=("numpy", "jax"), default="numpy", help="generated package to use"
     )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="PNG file for the plot")
-    parser.add_argument("--quick", action="store_true", help="three spins, four steps, for smoke tests")
+    parser.add_argument("--quick", action="store_true", help="two spins, four steps, for smoke tests")
     return parser.parse_args(argv)
 
 

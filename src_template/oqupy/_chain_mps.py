@@ -4,19 +4,34 @@ The chain is held as site tensors ``Gamma_k[L, P, A, R]`` and bond weights ``Lam
 (vectors; ``Lambda_0`` and ``Lambda_n`` are ones on the open ends), the state being
 ``Lambda_0 Gamma_0 Lambda_1 Gamma_1 ... Gamma_{n-1} Lambda_n``.  Ranks are decided on the host
 (:func:`oqupy._mps.truncation_rank`).  ``oqupy_numpy`` keeps exact bond dimensions; ``oqupy_jax`` pads every
-bond created by a split and every process-tensor leg to a bucket (:func:`oqupy._mps.bucket`) with zero weights
-and zero tensor entries, so that each kernel compiles once per bucket, not once per bond dimension.  A zero
-weight has a zero inverse (:func:`inverse_weights`), so padding never enters a result.
+bond created by a split and every process-tensor leg (:func:`padded`: a bucket of :func:`oqupy._mps.bucket`,
+at least ``MIN_PADDED``, and a bond never shrinks) with zero weights and zero tensor entries, so that each
+kernel compiles for a few shapes, not once per bond dimension.  A zero weight has a zero inverse
+(:func:`inverse_weights`), so padding never enters a result.
 """
 
 from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
-from oqupy._codegen import kernel
+from oqupy._codegen import BACKEND, kernel
 from oqupy._mps import bucket, svd, truncation_rank
 
 __runs_on__ = "device"
+
+MIN_PADDED = 16
+"""Smallest stored size of a padded bond or leg in ``oqupy_jax``."""
+
+
+def padded(rank: int, floor: int = MIN_PADDED) -> int:
+    """Stored size of a bond or leg of dimension ``rank``.
+
+    ``oqupy_jax``: ``bucket(rank)``, but at least ``floor``; ``oqupy_numpy``: ``rank``.
+    """
+    size = bucket(rank)
+    if BACKEND == "jax":
+        size = max(size, floor)
+    return size
 
 
 def keep_triplets(
@@ -24,7 +39,7 @@ def keep_triplets(
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The first ``size`` singular triplets, zero beyond ``rank`` and zero-padded up to ``size``.
 
-    Called inside kernels with ``size`` static (``bucket(rank)``) and ``rank`` traced.
+    Called inside kernels with ``size`` static (:func:`padded`) and ``rank`` traced.
     """
     keep = min(size, values.shape[0])
     mask = np.arange(keep) < rank
@@ -70,8 +85,8 @@ def _split_sites(
 
 @kernel(static=("size_l", "size_r"))
 def _gate_theta(
-    split_l: Tuple[np.ndarray, np.ndarray, np.ndarray],
-    split_r: Tuple[np.ndarray, np.ndarray, np.ndarray],
+    split_l: Tuple[np.ndarray, ...],
+    split_r: Tuple[np.ndarray, ...],
     ranks: Tuple[Any, Any],
     size_l: int,
     size_r: int,
@@ -84,8 +99,8 @@ def _gate_theta(
     ``split_l`` and ``split_r`` are the SVDs of :func:`_split_sites`, kept to ``ranks`` (padded to ``size_l``,
     ``size_r``); returns the two isometries carrying the process-tensor legs and the SVD of ``theta``.
     """
-    isometry_l, values_l, rest_l = keep_triplets(*split_l, ranks[0], size_l)
-    rest_r, values_r, isometry_r = keep_triplets(*split_r, ranks[1], size_r)
+    isometry_l, values_l, rest_l = keep_triplets(split_l[0], split_l[1], split_l[2], ranks[0], size_l)
+    rest_r, values_r, isometry_r = keep_triplets(split_r[0], split_r[1], split_r[2], ranks[1], size_r)
     middle_l = (values_l[:, None] * rest_l).reshape(size_l, gate_l.shape[1], lambda_m.shape[0])
     middle_r = (rest_r * values_r[None, :]).reshape(lambda_m.shape[0], gate_r.shape[2], size_r)
     product = np.tensordot(middle_l * lambda_m[None, None, :], gate_l, axes=([1], [1]))  # [k, m, o, b]
@@ -99,7 +114,7 @@ def _gate_theta(
 def _new_gammas(
     lambda_l: np.ndarray,
     isometry_l: np.ndarray,
-    split: Tuple[np.ndarray, np.ndarray, np.ndarray],
+    split: Tuple[np.ndarray, ...],
     rank: Any,
     size: int,
     isometry_r: np.ndarray,
@@ -110,7 +125,7 @@ def _new_gammas(
     ``isometry_l[(l, a), k]``, ``left[(k, o), x]``, ``right[x, (s, j)]``, ``isometry_r[j, (b, r)]``; the outer
     weights are divided out again.
     """
-    left, values, right = keep_triplets(*split, rank, size)
+    left, values, right = keep_triplets(split[0], split[1], split[2], rank, size)
     middle_l, middle_r = isometry_l.shape[1], isometry_r.shape[0]
     iso_l = isometry_l.reshape(lambda_l.shape[0], isometry_l.shape[0] // lambda_l.shape[0], middle_l)
     iso_r = isometry_r.reshape(middle_r, isometry_r.shape[1] // lambda_r.shape[0], lambda_r.shape[0])
@@ -147,10 +162,11 @@ def apply_nn_gate(
     splits = _split_sites(lambda_l, gamma_l, gamma_r, lambda_r)
     rank_l, rank_r = truncation_rank(splits[1], epsrel), truncation_rank(splits[4], epsrel)
     isometry_l, isometry_r, *split = _gate_theta(
-        splits[:3], splits[3:], (rank_l, rank_r), bucket(rank_l), bucket(rank_r), gate_l, lambda_m, gate_r
+        splits[:3], splits[3:], (rank_l, rank_r), padded(rank_l), padded(rank_r), gate_l, lambda_m, gate_r
     )
     rank = truncation_rank(split[1], epsrel)
-    return _new_gammas(lambda_l, isometry_l, tuple(split), rank, bucket(rank), isometry_r, lambda_r)
+    size = padded(rank, max(MIN_PADDED, lambda_m.shape[0]))
+    return _new_gammas(lambda_l, isometry_l, tuple(split), rank, size, isometry_r, lambda_r)
 
 
 @kernel

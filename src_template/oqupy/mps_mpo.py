@@ -57,8 +57,8 @@ class Gate:
         )
         for site in sites:
             assert isinstance(site, int) and not isinstance(site, bool), "Every site must be an int."
-        for left, right in zip(sites[:-1], sites[1:]):
-            assert left < right, "The sites of a gate must be strictly increasing."
+        for site_l, site_r in zip(sites[:-1], sites[1:]):
+            assert site_l < site_r, "The sites of a gate must be strictly increasing."
         assert len(tensors) == len(sites), "A gate needs one tensor per site."
         arrays = [np.array(tensor, dtype=NpDtype) for tensor in tensors]
         last = len(arrays) - 1
@@ -176,7 +176,7 @@ def compute_trotter_layers(
     nn_full_liouvillians: List[np.ndarray], hs_dims: Sequence[int], dt: float, epsrel: float
 ) -> List[GateLayer]:
     """The two Trotter layers ``[even, odd]``: the gates of the bonds whose left site is even, and odd."""
-    gates = [
+    gates: List[Gate] = [
         compute_nn_gate(liouvillian, bond, int(hs_dims[bond]), int(hs_dims[bond + 1]), dt, epsrel)
         for bond, liouvillian in enumerate(nn_full_liouvillians)
     ]

@@ -19,14 +19,15 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 from oqupy._chain_mps import (
+    MIN_PADDED,
     absorb_process_tensor,
     apply_nn_gate,
     apply_site_operator,
     environments,
+    padded,
     reduced_vector,
     trace_site,
 )
-from oqupy._mps import bucket
 from oqupy._process_tensor_base import BaseProcessTensor
 from oqupy._system_chain import SystemChain
 from oqupy.base_api import BaseAPIClass
@@ -239,7 +240,7 @@ class PtTebd(BaseAPIClass):
 
     @chain_control.deleter
     def chain_control(self) -> None:
-        self._chain_control = ChainControl(self._chain.hs_dims)
+        self._chain_control = ChainControl(list(self._chain.hs_dims))
 
     def initialize(self) -> None:
         """Compute the gates, load the initial state, apply the pre-controls of the first step and record it."""
@@ -301,8 +302,13 @@ class PtTebd(BaseAPIClass):
             mpo = process_tensor.get_mpo_tensor(self._step - 1)
             if mpo is not None:
                 self._pt_legs[site] = mpo.shape[1]
-                padded = _pad(mpo, (self._gammas[site].shape[2], bucket(mpo.shape[1])) + mpo.shape[2:])
-                self._gammas[site] = absorb_process_tensor(self._gammas[site], padded)
+                legs = (
+                    self._gammas[site].shape[2],
+                    padded(mpo.shape[1], max(MIN_PADDED, self._gammas[site].shape[2])),
+                )
+                self._gammas[site] = absorb_process_tensor(
+                    self._gammas[site], _pad(mpo, legs + mpo.shape[2:])
+                )
         self._apply_layers()
         self._apply_controls(self._step, post=False)
         self._record()
@@ -389,7 +395,9 @@ class PtTebd(BaseAPIClass):
             np.swapaxes(np.asarray(gamma)[: bonds[site], :, : self._pt_legs[site], : bonds[site + 1]], 2, 3)
             for site, gamma in enumerate(self._gammas)
         ]
-        lambdas = [np.asarray(weights)[:bond] for weights, bond in zip(self._lambdas[1:-1], bonds[1:-1])]
+        lambdas: List[Optional[np.ndarray]] = [
+            np.asarray(weights)[:bond] for weights, bond in zip(self._lambdas[1:-1], bonds[1:-1])
+        ]
         return AugmentedMPS(gammas, lambdas)
 
     def get_results(self) -> Dict:
@@ -415,7 +423,7 @@ def _identity_vector(dim: int) -> np.ndarray:
 
 
 def _pad(tensor: np.ndarray, shape: tuple) -> np.ndarray:
-    """``tensor`` padded with zeros at the end of each leg up to ``shape`` (``oqupy_jax``'s buckets)."""
+    """``tensor`` padded with zeros at the end of each leg up to ``shape`` (``oqupy_jax``'s padding)."""
     return np.pad(tensor, [(0, size - length) for size, length in zip(shape, tensor.shape)])
 
 
