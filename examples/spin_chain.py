@@ -27,7 +27,7 @@ from pathlib import Path
 H_FIELD, J_COUPLING, DELTA, GAMMA = 0.2, 1.0, 0.5, 0.02
 ALPHA, CUTOFF, TEMPERATURE = 0.1, 4.0, 0.5
 DT, DKMAX, PT_EPSREL, TEBD_EPSREL = 0.2, 8, 1e-5, 1e-5
-FULL = dict(sites=4, steps=20)
+FULL = dict(sites=3, steps=15)
 QUICK = dict(sites=2, steps=4)
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "spin_chain.png"
