@@ -83,6 +83,47 @@ KERNEL_ARGUMENTS = {
     "oqupy_jax._mps.kept_rank": lambda: ((np.array([3.0, 2.0, 2.0 * (1 - 1e-12), 1e-9]), 1e-6), {}),
     "oqupy_jax._steps.tempo_step": lambda: _tempo_step_arguments(ojax, 8),
     "oqupy_jax._steps.pt_step": lambda: _pt_step_arguments(ojax, 8),
+    "oqupy_jax._chain_mps.apply_site_operator": lambda: (
+        (np.ones((2, 4, 3, 5)), np.arange(16.0).reshape(4, 4)),
+        {},
+    ),
+    "oqupy_jax._chain_mps.absorb_process_tensor": lambda: (
+        (np.ones((2, 4, 3, 5)), np.ones((3, 6, 4, 4)) + 1j),
+        {},
+    ),
+    "oqupy_jax._chain_mps._split_sites": lambda: (
+        (np.arange(2.0) + 1, np.ones((2, 4, 3, 5)) + 0.5j, np.ones((5, 4, 1, 2)), np.arange(2.0) + 1),
+        {},
+    ),
+    "oqupy_jax._chain_mps._gate_theta": lambda: (
+        (
+            (np.ones((6, 3)), np.arange(3.0), np.ones((3, 20))),
+            (np.ones((20, 6)), np.arange(6.0), np.ones((6, 6))),
+            (2, 5),
+        ),
+        {
+            "size_l": 4,
+            "size_r": 8,
+            "gate_l": np.ones((4, 4, 2)),
+            "lambda_m": np.arange(5.0) + 1,
+            "gate_r": np.ones((2, 4, 4)) + 1j,
+        },
+    ),
+    "oqupy_jax._chain_mps._new_gammas": lambda: (
+        (
+            np.arange(2.0),
+            np.ones((6, 4)),
+            (np.ones((16, 5)), np.arange(5.0), np.ones((5, 24))),
+            3,
+        ),
+        {"size": 4, "isometry_r": np.ones((6, 6)), "lambda_r": np.arange(3.0) + 1},
+    ),
+    "oqupy_jax._chain_mps.trace_site": lambda: (
+        (np.ones((2, 4, 3, 5)), np.arange(3.0) + 1j, np.array([1.0, 0.0, 0.0, 1.0])),
+        {},
+    ),
+    "oqupy_jax._chain_mps._grow_left": lambda: ((np.ones(2), np.ones((2, 3)) + 1j, np.arange(3.0)), {}),
+    "oqupy_jax._chain_mps._grow_right": lambda: ((np.ones(3), np.ones((2, 3)) + 1j, np.arange(2.0)), {}),
     "oqupy_jax._propagation.read_out_batch": lambda: ((np.ones((3, 2, 4)), (np.ones(2),)), {}),
     "oqupy_jax._propagation.propagate_batch": lambda: (
         (
@@ -449,3 +490,56 @@ def test_bath_dynamics_packages_agree():
     np.testing.assert_allclose(system_jax, system_np, rtol=0, atol=1e-10)
     np.testing.assert_allclose(occupation_jax, occupation_np, rtol=0, atol=1e-10)
     np.testing.assert_allclose(values_jax, values_np, rtol=0, atol=1e-10)
+
+
+def _shared_process_tensor():
+    """One spin-boson process tensor built by oqupy_numpy (its tensors are handed to both packages)."""
+    op = onp.operators
+    sd = onp.PowerLawSD(alpha=0.2, zeta=1, cutoff=3.0, cutoff_type="exponential", temperature=0.5)
+    parameters = onp.TempoParameters(dt=0.1, epsrel=1e-7, dkmax=3)
+    pt = onp.PtTempo(onp.Bath(0.5 * op.sigma("z"), sd), 0.0, 0.5, parameters).get_process_tensor(
+        progress_type="silent"
+    )
+    return [pt.get_mpo_tensor(step) for step in range(len(pt))]
+
+
+def _pt_tebd_chain(package, tensors):
+    """Three coupled sites (XYZ bonds, a field, decay on the last site), environments on sites 0 and 1."""
+    op = package.operators
+    pt = package.SimpleProcessTensor(2, 0.1)
+    for step, tensor in enumerate(tensors):
+        pt.set_mpo_tensor(step, tensor)
+    chain = package.SystemChain([2, 2, 2])
+    for site in range(3):
+        chain.add_site_hamiltonian(site, 0.5 * (site + 1) * op.sigma("x"))
+    for site in range(2):
+        for name, strength in zip("xyz", (1.3, 0.7, 1.2)):
+            chain.add_nn_hamiltonian(site, 0.5 * strength * op.sigma(name), 0.5 * op.sigma(name))
+    chain.add_site_dissipation(2, op.sigma("-"), gamma=0.2)
+    tebd = package.PtTebd(
+        package.AugmentedMPS([op.spin_dm("z-"), op.spin_dm("z+"), op.spin_dm("x+")]),
+        chain,
+        [pt, pt, None],
+        package.PtTebdParameters(dt=0.1, epsrel=1e-8),
+        dynamics_sites=[0, 1, 2, (0, 1)],
+    )
+    results = tebd.compute(5, progress_type="silent")
+    states = [np.asarray(results["dynamics"][key].states) for key in (0, 1, 2)]
+    return states, np.asarray(results["dynamics"][(0, 1)].states), results["norm"], results["bond_dimensions"]
+
+
+def test_pt_tebd_packages_agree():
+    """The augmented MPS of a coupled chain with two environments (the same process tensor handed to both
+    packages): same states, norms and bond dimensions."""
+    tensors = _shared_process_tensor()
+    (states_np, pair_np, norm_np, bonds_np), (states_jax, pair_jax, norm_jax, bonds_jax) = (
+        _pt_tebd_chain(onp, tensors),
+        _pt_tebd_chain(ojax, tensors),
+    )
+    np.testing.assert_array_equal(bonds_jax, bonds_np)
+    assert bonds_np.max() > 4
+    for got, expected in zip(states_jax, states_np):
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(pair_jax, pair_np, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(norm_jax, norm_np, rtol=0, atol=1e-10)
+    assert np.abs(states_np[0][-1] - states_np[0][0]).max() > 0.1

@@ -35,6 +35,7 @@ FIGURES = {
     "gibbs_state.png": ("gibbs_state.py", ()),
     "optimal_control.png": ("optimal_control.py", ()),
     "bath_dynamics.png": ("bath_dynamics.py", ()),
+    "spin_chain.png": ("spin_chain.py", ()),
 }
 
 

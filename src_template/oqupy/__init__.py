@@ -21,7 +21,9 @@ __runs_on__ = "device"  # only the package is renamed and the backend block cut:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AugmentedMPS",
     "Bath",
+    "ChainControl",
     "Control",
     "CustomCorrelations",
     "CustomSD",
@@ -34,9 +36,12 @@ __all__ = [
     "MeanFieldTempo",
     "ParameterizedSystem",
     "PowerLawSD",
+    "PtTebd",
+    "PtTebdParameters",
     "PtTempo",
     "SimpleProcessTensor",
     "System",
+    "SystemChain",
     "Tempo",
     "TempoParameters",
     "TimeDependentSystem",
@@ -64,8 +69,10 @@ __all__ = [
     "guess_tempo_parameters",
     "helpers",
     "import_process_tensor",
+    "mps_mpo",
     "operators",
     "process_tensor",
+    "pt_tebd",
     "pt_tempo",
     "pt_tempo_compute",
     "pt_tempo_sweep",
@@ -91,8 +98,10 @@ from oqupy import (
     dynamics,
     gradient,
     helpers,
+    mps_mpo,
     operators,
     process_tensor,
+    pt_tebd,
     pt_tempo,
     steady_state,
     sweeps,
@@ -105,7 +114,7 @@ from oqupy import (
 from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomCorrelations, CustomSD, PowerLawSD
 from oqupy.bath_dynamics import TwoTimeBathCorrelations
-from oqupy.control import Control
+from oqupy.control import ChainControl, Control
 from oqupy.dynamics import Dynamics, MeanFieldDynamics
 from oqupy.gradient import compute_gradient_and_dynamics, state_gradient
 from oqupy.process_tensor import (
@@ -115,6 +124,8 @@ from oqupy.process_tensor import (
     TtiProcessTensor,
     import_process_tensor,
 )
+from oqupy.mps_mpo import AugmentedMPS
+from oqupy.pt_tebd import PtTebd, PtTebdParameters
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
 from oqupy.steady_state import compute_steady_state
 from oqupy.sweeps import pt_tempo_sweep
@@ -122,6 +133,7 @@ from oqupy.system import (
     MeanFieldSystem,
     ParameterizedSystem,
     System,
+    SystemChain,
     TimeDependentSystem,
     TimeDependentSystemWithField,
 )

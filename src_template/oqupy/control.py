@@ -1,4 +1,4 @@
-"""Instantaneous control operations on the system, applied by :func:`oqupy.compute_dynamics`.
+"""Instantaneous control operations on a system (:func:`oqupy.compute_dynamics`) or a chain (:class:`oqupy.PtTebd`).
 
 A control is a ``d^2 x d^2`` superoperator acting on ``vec(rho)`` (row-major, as everywhere in the
 package) at a time step: *pre* controls act before the state of that step is recorded ("pre-measurement"),
@@ -11,6 +11,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from oqupy import config
+from oqupy._system_chain import check_hs_dims, check_site
 from oqupy.base_api import BaseAPIClass
 from oqupy.util import check_dimension
 
@@ -114,3 +115,63 @@ class Control(BaseAPIClass):
                     operation = control.operation if operation is None else control.operation @ operation
             result.append(operation)
         return result[0], result[1]
+
+
+class ChainControl(BaseAPIClass):
+    """Single-site control operations on a :class:`oqupy.system.SystemChain`, applied by :class:`oqupy.PtTebd`.
+
+    Several controls on one site at one step compose as OQuPy 0.5's ``ChainControl`` does: the product
+    ``earlier @ later``, i.e. the later one acts first (note that :class:`Control` composes the other way).
+
+    Parameters
+    ----------
+    hilbert_space_dimensions: list(int)
+        Hilbert space dimension of every site.
+    name, description: str
+        Optional name and description.
+    """
+
+    def __init__(
+        self,
+        hilbert_space_dimensions: List[int],
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        super().__init__(name, description)
+        self._hs_dims = check_hs_dims(hilbert_space_dimensions)
+        self._controls: Dict[Tuple[int, bool], List[Optional[np.ndarray]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._hs_dims)
+
+    def _str_items(self) -> list:
+        return [("hs_dims", list(self._hs_dims)), ("control steps", len(self._controls))]
+
+    @property
+    def hs_dims(self) -> np.ndarray:
+        """Hilbert space dimension of every site."""
+        return self._hs_dims
+
+    def add_single_site_control(
+        self, control: np.ndarray, site: int, step: int, post: bool = False, name: Optional[str] = None
+    ) -> None:
+        """Add the superoperator ``control`` (``d_site^2 x d_site^2``) on ``site`` at ``step``.
+
+        ``post=False`` acts before the states of that step are recorded, ``post=True`` after.  ``name`` is
+        accepted for OQuPy compatibility and not used.
+        """
+        index = check_site(site, len(self))
+        assert isinstance(step, int) and not isinstance(step, bool), "Argument 'step' must be an int."
+        dim2 = int(self._hs_dims[index]) ** 2
+        operation = np.array(control, dtype=config.NpDtype)
+        assert operation.shape == (dim2, dim2), f"Argument 'control' must have shape {(dim2, dim2)}."
+        controls = self._controls.setdefault((step, bool(post)), [None] * len(self))
+        previous = controls[index]
+        controls[index] = operation if previous is None else previous @ operation
+
+    def get_single_site_controls(self, step: int, post: bool) -> Optional[List[Optional[np.ndarray]]]:
+        """One superoperator (or None) per site at ``step``; None if no site has a control there."""
+        controls = self._controls.get((step, bool(post)))
+        if controls is None:
+            return None
+        return [None if control is None else control.copy() for control in controls]

@@ -43,6 +43,7 @@ from oqupy._system_base import (
     vectorize_scalar_function,
 )
 from oqupy._system_field import MeanFieldSystem, TimeDependentSystemWithField
+from oqupy._system_chain import SystemChain
 from oqupy._system_parameterized import ParameterizedSystem
 from oqupy.config import INTEGRATE_EPSREL, NpDtype
 from oqupy.util import check_convert
@@ -54,6 +55,7 @@ __all__ = [
     "MeanFieldSystem",
     "ParameterizedSystem",
     "System",
+    "SystemChain",
     "TimeDependentSystem",
     "TimeDependentSystemWithField",
 ]
