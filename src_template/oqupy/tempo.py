@@ -97,7 +97,7 @@ class Tempo(BaseAPIClass):
         self._unique = unique
         self._backend_config = backend_config
         self._network = TempoNetwork(bath, parameters, self._initial_state, unique)
-        self._dynamics = Dynamics(name=f"Dynamics of {self.name}")
+        self._dynamics = Dynamics(description=f"computed from '{self.name}' tempo")
         self._dynamics.add(self._start_time, self._initial_state)
 
     @property
