@@ -136,7 +136,7 @@ def compute_dynamics_with_field(
         ]
 
     rhos, field = states_at(0), initial_field
-    dynamics = MeanFieldDynamics(name="Dynamics with field from process tensors")
+    dynamics = MeanFieldDynamics()
     if record_all:
         dynamics.add(start, rhos, field)
     with get_progress(progress_type)(num_steps, title="--> Compute dynamics with field") as progress:

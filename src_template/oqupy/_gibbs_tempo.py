@@ -253,9 +253,7 @@ class GibbsTempo(BaseAPIClass):
         ring = Ring(
             *_steps.resize_ring(None, identity.reshape(1, dim * dim), n_steps + 1, capacity, paths), capacity
         )
-        dynamics = Dynamics(
-            name=f"Dynamics of {self.name}", description="imaginary-time history (unnormalised)"
-        )
+        dynamics = Dynamics(description=f"computed from '{self.name}' tempo")
         dynamics.add(0.0, identity)
         oldest = lines[slots - 2]
         with get_progress(progress_type)(n_steps, title="--> GibbsTEMPO computation") as progress:

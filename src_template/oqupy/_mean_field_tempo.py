@@ -125,7 +125,7 @@ class MeanFieldTempo(BaseAPIClass):
         self._states: List[np.ndarray] = states
         self._field = self._initial_field
         self._step = 0
-        self._dynamics = MeanFieldDynamics(name=f"Dynamics of {self.name}")
+        self._dynamics = MeanFieldDynamics(description=f"computed from '{self.name}' MeanFieldTempo")
         self._dynamics.add(self._start_time, states, self._field)
 
     @property

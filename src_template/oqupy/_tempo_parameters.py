@@ -4,7 +4,6 @@ Host code: validation, and sampling of the bath correlation function and of the 
 both packages.  ``oqupy.tempo`` re-exports the public names.
 """
 
-import inspect
 import math
 import warnings
 from typing import Any, Callable, Optional, Tuple
@@ -15,12 +14,18 @@ from oqupy import config
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.bath_correlations import BaseCorrelations
-from oqupy.system import BaseSystem, System, TimeDependentSystem
+from oqupy.system import BaseSystem, System, TimeDependentSystem, TimeDependentSystemWithField
 from oqupy.util import check_convert, check_true
 
 __runs_on__ = "host"
 
-__all__ = ["TempoParameters", "guess_tempo_parameters", "num_steps_between", "positive_float"]
+__all__ = [
+    "TempoParameters",
+    "guess_tempo_parameters",
+    "max_time_dependent_frequency",
+    "num_steps_between",
+    "positive_float",
+]
 
 # The warnings of OQuPy 0.5, word for word (scripts may filter on them).
 GUESS_WARNING_MSG = (
@@ -86,6 +91,8 @@ class TempoParameters(BaseAPIClass):
     Unlike OQuPy 0.5, ``epsrel`` is only the SVD tolerance: bath integrals always use
     ``config.INTEGRATE_EPSREL``.
     """
+
+    _str_key_width = 21
 
     def __init__(
         self,
@@ -234,19 +241,28 @@ def _max_frequency_at(hamiltonian: Callable, system: Any, times: np.ndarray) -> 
     return largest
 
 
-def _field_hamiltonian(system: Any) -> Optional[Callable]:
-    """``H(t, field)`` of a system whose Hamiltonian takes a field (mean-field systems), else None."""
-    hamiltonian = getattr(system, "hamiltonian", None)
-    if not callable(hamiltonian):
-        return None
-    try:
-        parameters = list(inspect.signature(hamiltonian).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if len(parameters) == 2 and all(parameter.kind in positional for parameter in parameters):
-        return hamiltonian
-    return None
+def max_time_dependent_frequency(system: BaseSystem, times: np.ndarray) -> float:
+    """Largest "frequency" of a time-dependent system sampled at ``times`` (OQuPy 0.5's measure).
+
+    The frequency is the largest squared norm ``||O||^2`` of ``H(t)`` and of each ``gamma_n(t) L_n(t)``.  The
+    Hamiltonian of a ``TimeDependentSystemWithField`` is evaluated at the field ``exp(i pi / 4)``.
+
+    Raises
+    ------
+    TypeError
+        If ``system`` is neither a ``TimeDependentSystem`` nor a ``TimeDependentSystemWithField``.
+    """
+    if isinstance(system, TimeDependentSystem):
+        return _max_frequency_at(system.hamiltonian, system, times)
+    if isinstance(system, TimeDependentSystemWithField):
+        field = np.exp(1j * np.pi / 4)
+        with_field = system.hamiltonian
+
+        def hamiltonian(t: float) -> Any:
+            return with_field(t, field)
+
+        return _max_frequency_at(hamiltonian, system, times)
+    raise TypeError("System must have time-dependence")
 
 
 def _estimate_from_system(system: BaseSystem, start_time: float, end_time: float, max_samples: int) -> float:
@@ -255,7 +271,7 @@ def _estimate_from_system(system: BaseSystem, start_time: float, end_time: float
     ``f`` is the largest squared norm ``||O||^2`` of the Hamiltonian and of the weighted Lindblad operators
     ``gamma_n L_n`` (OQuPy's quirk: a norm would be the physical choice).  Time-dependent systems are sampled on
     11 points, the number doubling until ``f`` changes by less than ``DEFAULT_TOLERANCE`` (warning past
-    ``max_samples``).  A Hamiltonian ``H(t, field)`` is sampled at the field ``exp(i pi / 4)`` (warning).
+    ``max_samples``); a mean-field system warns that its field is guessed.  Any other system raises ``TypeError``.
     """
     nyquist = 0.5
     if isinstance(system, System):
@@ -264,26 +280,17 @@ def _estimate_from_system(system: BaseSystem, start_time: float, end_time: float
             for gamma, operator in zip(system.gammas, system.lindblad_operators)
         ]
         return nyquist / max(frequencies)
-    if isinstance(system, TimeDependentSystem):
-        hamiltonian = system.hamiltonian
-    else:
-        with_field = _field_hamiltonian(system)
-        if with_field is None:
-            raise TypeError("System must have time-dependence")
+    if isinstance(system, TimeDependentSystemWithField):
         warnings.warn(MF_SYS_WARNING_MSG, UserWarning)
-        field = np.exp(1j * np.pi / 4)
-
-        def hamiltonian(t: float) -> Any:
-            return with_field(t, field)
 
     num = 11
-    frequency = _max_frequency_at(hamiltonian, system, np.linspace(start_time, end_time, num))
+    frequency = max_time_dependent_frequency(system, np.linspace(start_time, end_time, num))
     while True:
         num *= 2
         if num > max_samples:
             warnings.warn(MAX_SYS_SAMPLES_MSG, UserWarning)
             return nyquist / frequency
-        refined = _max_frequency_at(hamiltonian, system, np.linspace(start_time, end_time, num))
+        refined = max_time_dependent_frequency(system, np.linspace(start_time, end_time, num))
         if abs(frequency - refined) < config.DEFAULT_TOLERANCE:
             return nyquist / frequency
         frequency = refined

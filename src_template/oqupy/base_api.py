@@ -21,6 +21,8 @@ class BaseAPIClass:
         Free-text description (default ``"__no_description__"``).
     """
 
+    _str_key_width = 14  # column of the "=" in ``str()``, as OQuPy 0.5 prints each class
+
     def __init__(self, name: Optional[str] = None, description: Optional[str] = None) -> None:
         self.name = name
         self.description = description
@@ -28,7 +30,7 @@ class BaseAPIClass:
     def __str__(self) -> str:
         lines = [SEPERATOR, f"{type(self).__name__} object: {self.name}\n", f" {self.description}\n"]
         for key, value in self._str_items():
-            lines.append(f"  {key:<14}= {value} \n")
+            lines.append(f"  {key:<{self._str_key_width}}= {value} \n")
         return "".join(lines)
 
     def _str_items(self) -> list:

@@ -32,7 +32,10 @@ class BaseDynamics(BaseAPIClass):
         return len(self._times)
 
     def _str_items(self) -> list:
-        return [("length", len(self)), ("shape", self._shape)]
+        items: list = [("length", f"{len(self)} timesteps")]
+        if self._times:
+            items += [("min time", min(self._times)), ("max time", max(self._times))]
+        return items
 
     @property
     def times(self) -> np.ndarray:

@@ -170,7 +170,7 @@ def compute_gradient_and_dynamics(
             progress.update(step + 1)
     final = _read_out(state, environments, num_steps).reshape(dim, dim)
     times = setup.start_time + dt * np.arange(num_steps + 1)
-    dynamics = Dynamics(name="Dynamics from process tensors")
+    dynamics = Dynamics()
     if record_all:
         for time, rho in zip(times[:-1], rhos):
             dynamics.add(float(time), rho.reshape(dim, dim))

@@ -192,8 +192,7 @@ class PtTempo(BaseAPIClass):
         """The process tensor, normalised so that ``cap_0 = 1`` (the initial state is read back exactly)."""
         dt, dim = self._parameters.dt, self._bath.dimension
         transform_in, transform_out = self._transform_in, self._transform_out
-        description = f"PT-TEMPO process tensor of {self._num_steps} steps for bath '{self._bath.name}'"
-        pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, description)
+        pt = SimpleProcessTensor(dim, dt, transform_in, transform_out, self.name, self.description)
         tensors = _export_tensors(self._sites)
         self._sites = []  # at most two copies of the MPS at any time: the sites, then the exported tensors
         for step, tensor in enumerate(tensors):
@@ -208,7 +207,7 @@ class PtTempo(BaseAPIClass):
         filename = None if self._file is True else str(self._file)
         mode = "overwrite" if self._overwrite else "write"
         pt_file = FileProcessTensor(
-            mode, filename, dim, dt, transform_in, transform_out, self.name, description
+            mode, filename, dim, dt, transform_in, transform_out, self.name, self.description
         )
         pt.copy_into(pt_file)
         pt_file.flush()

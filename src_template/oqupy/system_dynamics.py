@@ -158,7 +158,7 @@ def compute_dynamics(
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vector)
     rhos = to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
-    dynamics = Dynamics(name="Dynamics from process tensors")
+    dynamics = Dynamics()
     steps = range(num_steps + 1) if record_all else [num_steps]
     times = [start + dt * step for step in steps]  # Python floats: concrete under ``jax.jit`` too
     for time, rho in zip(times, rhos.reshape(-1, dim, dim)):

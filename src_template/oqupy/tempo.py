@@ -20,7 +20,12 @@ from oqupy._gibbs_tempo import GibbsParameters, GibbsTempo, gibbs_tempo_compute
 from oqupy._influences import influence_matrix, line_influence, self_influence
 from oqupy._mean_field_tempo import MeanFieldTempo
 from oqupy._tempo_network import TempoNetwork
-from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters, num_steps_between
+from oqupy._tempo_parameters import (
+    TempoParameters,
+    guess_tempo_parameters,
+    max_time_dependent_frequency,
+    num_steps_between,
+)
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.dynamics import Dynamics
@@ -43,6 +48,10 @@ __all__ = [
     "self_influence",
     "tempo_compute",
 ]
+
+# OQuPy 0.5's private name, kept because OQuPy's own test suite calls ``oqupy.tempo._max_tdependentsystem_frequency``
+# (the only private name provided; see docs/migration.md).
+_max_tdependentsystem_frequency = max_time_dependent_frequency
 
 
 class Tempo(BaseAPIClass):
@@ -88,7 +97,7 @@ class Tempo(BaseAPIClass):
         self._unique = unique
         self._backend_config = backend_config
         self._network = TempoNetwork(bath, parameters, self._initial_state, unique)
-        self._dynamics = Dynamics(name=f"Dynamics of {self.name}")
+        self._dynamics = Dynamics(description=f"computed from '{self.name}' tempo")
         self._dynamics.add(self._start_time, self._initial_state)
 
     @property

@@ -116,3 +116,58 @@ def test_live_comparison_with_oqupy(oq):
         assert ours[case][2] == pytest.approx(epsrel, rel=5e-5), case
         assert ours[case][3] == description, case
         assert ours[case][4] == messages, case
+
+
+def test_only_time_dependent_systems_are_sampled(oq):
+    """OQuPy 0.5 samples only ``TimeDependentSystem(WithField)`` in time; any other system is a ``TypeError``.
+
+    A ``ParameterizedSystem`` whose Hamiltonian takes two parameters must not pass for a mean-field system
+    ``H(t, field)`` (it did: it was then sampled at a guessed "field").
+    """
+    op = oq.operators
+    bath = oq.Bath(0.5 * op.sigma("z"), oq.CustomCorrelations(lambda t: np.exp(-t)))
+    parameterized = oq.ParameterizedSystem(lambda hx, hz: hx * op.sigma("x") + hz * op.sigma("z"))
+    for system in (parameterized, oq.system.BaseSystem(2)):
+        with pytest.warns(UserWarning), pytest.raises(TypeError, match="System must have time-dependence"):
+            oq.guess_tempo_parameters(bath, 0.0, 1.0, system)
+    with_field = oq.TimeDependentSystemWithField(lambda t, a: 4.0 * abs(a) * op.sigma("x"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parameters = oq.guess_tempo_parameters(bath, 0.0, 5.0, with_field, tolerance=0.1)
+    assert any("field" in str(w.message) for w in caught)
+    assert (
+        parameters.dt == 0.03125
+    )  # ||H||^2 = 16 at the guessed field exp(i pi / 4): the Nyquist step 0.5 / 16
+
+
+def test_oqupy_private_frequency_helper(oq):
+    """``oqupy.tempo._max_tdependentsystem_frequency`` is called by OQuPy 0.5's own tests: kept under that name.
+
+    Largest ||O||^2 over the times of H(t) = t sigma_z (t^2) and of gamma(t) L(t) = 3 sigma^- (9).
+    """
+    op = oq.operators
+    times = np.array([0.0, 0.5, 2.0, 4.0])
+    frequency = oq.tempo._max_tdependentsystem_frequency
+    system = oq.TimeDependentSystem(lambda t: t * op.sigma("z"))
+    assert frequency(system, times) == pytest.approx(16.0, rel=1e-12)
+    damped = oq.TimeDependentSystem(
+        lambda t: t * op.sigma("z"), gammas=[lambda t: 3.0], lindblad_operators=[lambda t: op.sigma("-")]
+    )
+    assert frequency(damped, times[:3]) == pytest.approx(9.0, rel=1e-12)
+    with pytest.raises(TypeError):
+        frequency(oq.system.BaseSystem(2), times)
+    with pytest.raises(TypeError):
+        frequency(oq.System(op.sigma("x")), times)
+
+
+def test_printed_parameters_as_oqupy05(oq):
+    """``print(TempoParameters(...))`` lines up as OQuPy 0.5's (the tutorials show this output)."""
+    text = str(oq.TempoParameters(dt=0.1, tcut=3.0, epsrel=1e-4, name="my rough parameters"))
+    assert text.endswith(
+        "TempoParameters object: my rough parameters\n"
+        " __no_description__\n"
+        "  dt                   = 0.1 \n"
+        "  tcut [dkmax]         = 3.0 [30] \n"
+        "  epsrel               = 0.0001 \n"
+        "  add_correlation_time = None \n"
+    )

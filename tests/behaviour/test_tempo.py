@@ -387,3 +387,26 @@ def test_svd_falls_back_to_gesvd_when_gesdd_fails(oq, monkeypatch):
     monkeypatch.setattr(mps.np.linalg, "svd", failing_svd)
     left, values, right = mps.svd(matrix)
     assert calls and np.allclose((left * values) @ right, matrix)
+
+
+def test_dynamics_named_and_printed_as_oqupy05(oq):
+    """Results carry OQuPy 0.5's metadata: unnamed, described by the computation that made them; ``print`` lists
+    the number of time steps and the time span (as the tutorials show)."""
+    op = oq.operators
+    sd = oq.PowerLawSD(alpha=0.1, zeta=1, cutoff=2.0, cutoff_type="exponential")
+    bath = oq.Bath(0.5 * op.sigma("z"), sd)
+    parameters = oq.TempoParameters(dt=0.1, dkmax=2, epsrel=1e-6)
+    tempo = oq.Tempo(oq.System(op.sigma("x")), bath, parameters, op.spin_dm("z+"), 0.0, name="my tempo")
+    dynamics = tempo.compute(0.2, progress_type="silent")
+    assert dynamics.name == "__unnamed__" and dynamics.description == "computed from 'my tempo' tempo"
+    assert str(dynamics).endswith(
+        "Dynamics object: __unnamed__\n computed from 'my tempo' tempo\n"
+        "  length        = 3 timesteps \n  min time      = 0.0 \n  max time      = 0.2 \n"
+    )
+    assert str(oq.Dynamics()).endswith("  length        = 0 timesteps \n")
+    pt = oq.pt_tempo_compute(bath, 0.0, 0.2, parameters, progress_type="silent", description="my pt")
+    assert pt.name == "__unnamed__" and pt.description == "my pt"
+    from_pt = oq.compute_dynamics(
+        oq.System(op.sigma("x")), op.spin_dm("z+"), process_tensor=pt, progress_type="silent"
+    )
+    assert from_pt.name == "__unnamed__" and from_pt.description == "__no_description__"
