@@ -323,7 +323,9 @@ def test_compute_dynamics_bad_input(oq, small_pt):
     with pytest.raises(TypeError):
         oq.compute_dynamics(system, [[1, 0], [0, 0]], process_tensor=small_pt)
     with pytest.raises(ValueError):
-        oq.compute_dynamics(system, np.identity(2), process_tensor=small_pt)  # trace 2
+        oq.compute_dynamics(system, np.identity(3) / 3, process_tensor=small_pt)  # wrong dimension
+    with pytest.raises(ValueError):
+        oq.compute_dynamics(system, np.full((2, 2), np.inf), process_tensor=small_pt)
     with pytest.raises(TypeError):
         oq.compute_dynamics(system, up, process_tensor=small_pt, control="flip")
     with pytest.raises(TypeError):
