@@ -153,6 +153,7 @@ class Val:
     dtype: Optional[str] = None  # element kind: b, i, f, c
     stop: Optional[str] = None  # an int known to lie in [0, stop)
     const: Optional[int] = None  # an int known exactly
+    low: Optional[int] = None  # a lower bound of an int (``if n < 1: raise ...`` gives 1)
     origin: str = ""  # how a non-owned array came to be (for messages)
 
     @property
@@ -180,6 +181,7 @@ def join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
         a.dtype if a.dtype == b.dtype else None,
         a.stop if a.stop == b.stop else None,
         a.const if a.const == b.const else None,
+        min(a.low, b.low) if a.low is not None and b.low is not None else None,
         a.origin or b.origin,
     )
 
@@ -336,6 +338,7 @@ class FunctionFlow:
         self.loops: list[cst.CSTNode] = []
         self.jumps: list[dict[str, Optional[State]]] = []
         self.declared: set[str] = set()  # global / nonlocal
+        self._state: Optional[State] = None  # the state an expression is evaluated in
         skeleton = _Skeleton(node)
         node.visit(skeleton)
         self.skeleton = skeleton
@@ -409,6 +412,8 @@ class FunctionFlow:
                 return self._block(kept, state)
             self.ev(node.test, state)
             after_body = self._block(node.body, state.copy())
+            if after_body is None:  # ``if n < 1: raise ...``: what follows knows ``n >= 1``
+                state = _refine(node.test, state)
             orelse = node.orelse
             if orelse is None:
                 after_else: Optional[State] = state
@@ -517,13 +522,16 @@ class FunctionFlow:
 
     def _small(self, node: cst.BaseSmallStatement, state: State) -> Optional[State]:
         if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+            if len(targets) == 1 and _pairwise(targets[0], node.value):
+                values = [self.ev(e.value, state) for e in node.value.elements]
+                self._check_donation(node, state)
+                for item, element, item_value in zip(targets[0].elements, node.value.elements, values):
+                    self._assign(item.value, element.value, item_value, state, node)
+                self._assign(targets[0], None, OTHER, state, node)  # reports subscripts in the target
+                return state
             value = self.ev(node.value, state)
             self._check_donation(node, state)
-            targets = [t.target for t in node.targets]
-            if len(targets) > 1:
-                for target in targets:
-                    if isinstance(target, cst.Subscript) and value.maybe_array is False:
-                        continue
             for target in targets:
                 self._assign(target, node.value, value, state, node)
             return state
@@ -592,21 +600,15 @@ class FunctionFlow:
                 self._escape(value, state)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
-            subscripts = [e.value for e in target.elements if isinstance(e.value, (cst.Subscript, cst.Attribute))]
+            subscripts = [e.value for e in target.elements if isinstance(e.value, cst.Subscript)]
             if subscripts:
                 self.report(
                     subscripts[0],
                     "chained-write",
-                    "subscript or attribute inside a tuple target (NumPy assigns one after the other, through views)",
+                    "subscript inside a tuple target (NumPy assigns one after the other, through views)",
                     "assign each element in its own statement, from names bound first",
                 )
-            if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == len(target.elements):
-                values = [self.ev(e.value, State(dict(state.names), state.escaped)) for e in value_node.elements]
-                if any(isinstance(e.value, cst.StarredElement) for e in [*target.elements, *value_node.elements]):
-                    values = [UNKNOWN] * len(values)
-                for item, item_value in zip(target.elements, values):
-                    self._bind(item.value, item_value, state, stmt)
-            else:
+            if value_node is not None:
                 self._bind(target, value, state, stmt)
         elif isinstance(target, cst.Attribute):
             self.ev(target.value, state)
@@ -626,8 +628,16 @@ class FunctionFlow:
         if not isinstance(base, cst.Name):
             return  # ``self.x.shape =``: refused by the shape-assign rule
         current = state.names.get(base.value)
-        if current is None or current.kinds != frozenset({"array"}):
-            return  # not a local array: refused by the shape-assign rule
+        if current is None or not current.maybe_array:
+            return  # not an array: NumPy semantics of whatever it is, as in the template
+        if current.kinds != frozenset({"array"}) or not current.owned:
+            self.report(
+                target,
+                "shape-assign",
+                f"`.shape =` on `{base.value}`, which is not a local array (an argument, a view or unknown)",
+                f"reshape a local copy: `y = {base.value}.reshape(s)`",
+            )
+            return
         reason = self._exclusive(base.value, current, state, stmt)
         if reason is None and not current.contig:
             reason = "may not be C-contiguous (NumPy refuses `.shape =` there, `reshape` copies)"
@@ -827,6 +837,8 @@ class FunctionFlow:
         if length is None:
             return False
         literal = int(length) if length.lstrip("-").isdigit() else None
+        if literal is None and length in state.names:
+            literal = state.names[length].low  # at least this long
         if val.const is not None and literal is not None:
             return -literal <= val.const < literal
         if val.stop is not None and val.stop == length:
@@ -945,11 +957,22 @@ class FunctionFlow:
 
     # -- expressions -----------------------------------------------------------------------------------
     def _escape(self, value: Val, state: State) -> None:
-        state.escaped.update(b for b in value.bufs if b.startswith("new@"))
+        state.escaped.update(b for b in value.bufs if b.startswith(("new@", "old@")))
 
     def _new(self, node: cst.CSTNode, **facts) -> Val:
+        """A fresh allocation at ``node``: the *recency* abstraction keeps the newest array of a site apart
+        (``new@<site>``) from all older ones (``old@<site>``, e.g. those of earlier loop iterations)."""
         start, _ = self.skeleton.span.get(id(node), (0, 0))
-        return Val(frozenset({"array"}), frozenset({f"new@{start}"}), owned=True, **facts)
+        newest, older = f"new@{start}", f"old@{start}"
+        state = self._state
+        if state is not None:
+            for name, value in state.names.items():
+                if newest in value.bufs:
+                    state.names[name] = replace(value, bufs=(value.bufs - {newest}) | {older})
+            if newest in state.escaped:
+                state.escaped.discard(newest)
+                state.escaped.add(older)
+        return Val(frozenset({"array"}), frozenset({newest}), owned=True, **facts)
 
     def _length(self, expr: cst.BaseExpression, state: State) -> Optional[str]:
         """A length expression that keeps its value for the whole call: a literal or a never rebound name."""
@@ -973,6 +996,7 @@ class FunctionFlow:
         return (length,) if length is not None else None
 
     def ev(self, expr: cst.BaseExpression, state: State) -> Val:
+        self._state = state
         return self._ev(expr, state)
 
     def _ev(self, expr: cst.BaseExpression, state: State) -> Val:
@@ -1163,7 +1187,10 @@ class FunctionFlow:
             copy = keywords.get("copy")
             if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
                 first = args[0] if args else OTHER
-                return self._new(call, dtype=dtype or (first.dtype if first.kinds <= {"num", "array", "list"} else None))
+                order = keywords.get("order")
+                contig = isinstance(order, cst.SimpleString) and order.evaluated_value == "C"
+                kind = dtype or (first.dtype if first.kinds <= {"num", "array", "list"} else None)
+                return self._new(call, dtype=kind, contig=contig, shape=first.shape if "array" in first.kinds else None)
             return Val(frozenset({"array"}), bufs | frozenset({f"new@{self.skeleton.span[id(call)][0]}"}), origin="`np.array(..., copy=...)`")
         if ufunc_inputs(qualified) is not None:
             kinds = [a.dtype for a in args[: ufunc_inputs(qualified)]]
@@ -1257,6 +1284,39 @@ class FunctionFlow:
 
 
 # -- helpers ------------------------------------------------------------------------------------------------
+
+
+def _refine(test: cst.BaseExpression, state: State) -> State:
+    """The state after ``if <test>: <always exits>``: ``n < c`` / ``n <= c`` / ``c > n`` give ``n >= ...``."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return state
+    left, comparison = test.left, test.comparisons[0]
+    right, operator = comparison.comparator, comparison.operator
+    if isinstance(left, cst.Integer) and isinstance(right, cst.Name):
+        left, right = right, left
+        operator = {cst.GreaterThan: cst.LessThan(), cst.GreaterThanEqual: cst.LessThanEqual()}.get(
+            type(operator), operator
+        )
+    if not (isinstance(left, cst.Name) and isinstance(right, cst.Integer) and left.value in state.names):
+        return state
+    bound = int(right.value, 0) + (1 if isinstance(operator, cst.LessThanEqual) else 0)
+    if not isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
+        return state
+    value = state.names[left.value]
+    if value.kinds == frozenset({"num"}) and value.dtype == "i":
+        refined = state.copy()
+        refined.names[left.value] = replace(value, low=max(bound, value.low or bound))
+        return refined
+    return state
+
+
+def _pairwise(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """``a, b = e1, e2``: same length, no starred element on either side."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return False
+    if len(target.elements) != len(value.elements):
+        return False
+    return not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
 
 
 def _binary_symbol(expr: cst.BinaryOperation) -> str:

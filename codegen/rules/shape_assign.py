@@ -109,19 +109,13 @@ class ShapeAssign(Rule):
         if target is None or self.in_host:
             return
         if self.function_depth and isinstance(target.value, cst.Name):
-            name = target.value.value
-            if self.arrays.status(name) is not None or name not in self.flow_names():
-                return  # local arrays: the flow analysis decides (check_FunctionDef)
+            return  # names inside functions: the flow analysis decides (check_FunctionDef)
         if not self._local(target):
             self.report(
                 target,
                 "`.shape =` on something that is not a local array (an argument, a view or an attribute)",
                 "reshape a local copy: `y = x.reshape(s)`",
             )
-
-    def flow_names(self) -> set[str]:
-        function = next(s for s in reversed(self.scopes) if isinstance(s, cst.FunctionDef))
-        return set(self.flow(function).locals)
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
         target = _shape_target(original_node)
