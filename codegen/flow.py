@@ -21,6 +21,7 @@ NumPy functions are classified by qualified name through explicit tables (:data:
 :data:`WRITABLE_VIEW_FUNCTIONS`; every other ``numpy.*`` call may return a view of its array arguments).
 """
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
@@ -154,6 +155,7 @@ class Val:
     stop: Optional[str] = None  # an int known to lie in [0, stop)
     const: Optional[int] = None  # an int known exactly
     low: Optional[int] = None  # a lower bound of an int (``if n < 1: raise ...`` gives 1)
+    device: bool = False  # made by a NumPy call, so a ``jax.Array`` in oqupy_jax (an argument may be NumPy's)
     origin: str = ""  # how a non-owned array came to be (for messages)
 
     @property
@@ -182,6 +184,7 @@ def join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
         a.stop if a.stop == b.stop else None,
         a.const if a.const == b.const else None,
         min(a.low, b.low) if a.low is not None and b.low is not None else None,
+        a.device and b.device,
         a.origin or b.origin,
     )
 
@@ -730,6 +733,16 @@ class FunctionFlow:
                 f"take a copy first: `{name} = {name}.copy()`",
             )
             return reason
+        if not current.device:
+            reason = f"`{name}` may be a NumPy array in oqupy_jax (made from an argument without a NumPy call)"
+            self.report(
+                stmt,
+                "argument-write",
+                f"write into `{name}`, which may be a NumPy array in oqupy_jax (made from an argument without a"
+                " NumPy call: `.at[]` does not exist there)",
+                f"make it with a NumPy function: `{name} = np.array(...)` (a copy)",
+            )
+            return reason
         reason = self._exclusive(name, current, state, stmt)
         if reason is not None:
             self.report(
@@ -1043,7 +1056,9 @@ class FunctionFlow:
             if isinstance(expr.operator, cst.Not):
                 return num("b")
             if "array" in operand.kinds:
-                return self._new(expr, contig=operand.contig, shape=operand.shape, dtype=operand.dtype)
+                return self._new(
+                    expr, contig=operand.contig, shape=operand.shape, dtype=operand.dtype, device=operand.device
+                )
             if operand.kinds == frozenset({"num"}):
                 const = -operand.const if operand.const is not None and isinstance(expr.operator, cst.Minus) else None
                 return num(operand.dtype, const=const)
@@ -1052,7 +1067,7 @@ class FunctionFlow:
             sides = [ev(expr.left, state)] + [ev(c.comparator, state) for c in expr.comparisons]
             arrays = [s for s in sides if "array" in s.kinds]
             if arrays:
-                return self._new(expr, dtype="b", shape=arrays[0].shape)
+                return self._new(expr, dtype="b", shape=arrays[0].shape, device=any(a.device for a in arrays))
             if all(s.kinds == frozenset({"num"}) for s in sides):
                 return num("b")
             return Val(frozenset({"unknown"}))
@@ -1103,7 +1118,7 @@ class FunctionFlow:
             return UNKNOWN
         fancy = any(v is not None and not (v.kinds == frozenset({"num"}) or v == OTHER) for v in vals)
         if fancy:
-            return self._new(expr, dtype=base.dtype)
+            return self._new(expr, dtype=base.dtype, device=base.device)
         ints = sum(v is not None and v.kinds == frozenset({"num"}) for v in vals)
         if base.shape is not None and ints == len(vals) == len(base.shape):
             return num(base.dtype)
@@ -1114,6 +1129,7 @@ class FunctionFlow:
             base.owned,
             dtype=base.dtype,
             origin=base.origin,
+            device=base.device,
         )
 
     def _attribute(self, expr: cst.Attribute, state: State) -> Val:
@@ -1190,7 +1206,8 @@ class FunctionFlow:
                 order = keywords.get("order")
                 contig = isinstance(order, cst.SimpleString) and order.evaluated_value == "C"
                 kind = dtype or (first.dtype if first.kinds <= {"num", "array", "list"} else None)
-                return self._new(call, dtype=kind, contig=contig, shape=first.shape if "array" in first.kinds else None)
+                shape = first.shape if "array" in first.kinds else None
+                return self._new(call, dtype=kind, contig=contig, shape=shape, device=True)
             return Val(frozenset({"array"}), bufs | frozenset({f"new@{self.skeleton.span[id(call)][0]}"}), origin="`np.array(..., copy=...)`")
         if ufunc_inputs(qualified) is not None:
             kinds = [a.dtype for a in args[: ufunc_inputs(qualified)]]
@@ -1198,7 +1215,7 @@ class FunctionFlow:
             shape = arrays[0].shape if len(arrays) == 1 and len(args) == 1 else None
             if not arrays:
                 return num(out_kind)
-            return self._new(call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays))
+            return self._new(call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays), device=True)
         name = qualified[len("numpy.") :]
         if qualified in FRESH_FUNCTIONS:
             if name in _CREATORS and "order" not in keywords:
@@ -1209,7 +1226,11 @@ class FunctionFlow:
                     length = self._length(positional[0], state)
                     shape = (length, length) if length else None
                 elif name == "arange" and len(positional) == 1:
-                    shape = self._shape_of(positional[0], state) if args[0].dtype == "i" else None
+                    stop = positional[0]
+                    if isinstance(stop, cst.Float) and float(stop.value) >= 0:
+                        shape = (str(math.ceil(float(stop.value))),)
+                    else:
+                        shape = self._shape_of(stop, state) if args[0].dtype == "i" else None
                 if dtype is None:
                     if name == "full" and len(args) > 1:
                         dtype = args[1].dtype if args[1].kinds == frozenset({"num"}) else None
@@ -1217,21 +1238,24 @@ class FunctionFlow:
                         dtype = promote(*(a.dtype for a in args[:3])) if args else None
                     else:
                         dtype = "f"
-                return self._new(call, contig=True, shape=shape, dtype=dtype)
+                return self._new(call, contig=True, shape=shape, dtype=dtype, device=True)
             if name in ("zeros_like", "ones_like", "empty_like", "full_like", "copy") and args:
-                return self._new(call, dtype=dtype or args[0].dtype, shape=args[0].shape)
+                return self._new(call, dtype=dtype or args[0].dtype, shape=args[0].shape, device=True)
             if name in ("allclose", "array_equal", "any", "all", "count_nonzero") and "axis" not in keywords:
                 return num("b" if name != "count_nonzero" else "i")
-            return self._new(call, dtype=dtype)
+            return self._new(call, dtype=dtype, device=True)
         if qualified in WRITABLE_VIEW_FUNCTIONS and args:
             first = args[0]
             if "array" not in first.kinds:
-                return self._new(call, dtype=dtype) if first.kinds <= {"num", "list"} else replace(UNKNOWN, kinds=frozenset({"array"}))
+                if first.kinds <= {"num", "list"}:
+                    return self._new(call, dtype=dtype, device=True)
+                return replace(UNKNOWN, kinds=frozenset({"array"}), device=True)
             shape = self._shape_of(positional[1], state) if name == "reshape" and len(positional) > 1 else None
             same = ("asarray", "asanyarray", "ascontiguousarray", "flip", "fliplr", "flipud", "atleast_1d")
             if name != "reshape":
                 shape = first.shape if name in same else None
-            return replace(first, contig=first.contig and name in ("reshape", "asarray", "asanyarray"), shape=shape)
+            contig = first.contig and name in ("reshape", "asarray", "asanyarray")
+            return replace(first, contig=contig, shape=shape, device=True)
         if not arrays and not any(a.maybe_array for a in args):
             return UNKNOWN if qualified.count(".") > 1 else Val(frozenset({"array", "num", "other"}), frozenset(), origin=f"`{qualified}`")
         return Val(frozenset({"array"}) | (frozenset({"num"}) if "unknown" in {k for a in args for k in a.kinds} else frozenset()), bufs, origin=f"`{qualified}(...)`")
@@ -1249,17 +1273,18 @@ class FunctionFlow:
             keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
             if method in FRESH_METHODS:
                 if method == "copy" and "order" not in keywords:
-                    return self._new(call, contig=True, shape=receiver.shape, dtype=receiver.dtype)
+                    return self._new(call, contig=True, shape=receiver.shape, dtype=receiver.dtype, device=receiver.device)
                 if method == "flatten":
-                    return self._new(call, contig=True, dtype=receiver.dtype)
+                    return self._new(call, contig=True, dtype=receiver.dtype, device=receiver.device)
                 if method in ("sum", "mean", "max", "min", "prod", "trace", "any", "all", "std", "var") and not call.args:
                     return num(receiver.dtype if method not in ("any", "all") else "b")
-                return self._new(call, dtype=receiver.dtype if method not in ("argmax", "argmin", "argsort", "nonzero", "searchsorted") else "i")
+                kind = receiver.dtype if method not in ("argmax", "argmin", "argsort", "nonzero", "searchsorted") else "i"
+                return self._new(call, dtype=kind, device=receiver.device)
             if method == "astype":
                 copy = keywords.get("copy")
                 kind = _dtype_of(call.args[0].value if call.args else None, self.qname)
                 if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
-                    return self._new(call, dtype=kind, shape=receiver.shape)
+                    return self._new(call, dtype=kind, shape=receiver.shape, device=receiver.device)
                 return replace(receiver, owned=False, dtype=kind, origin="`.astype(..., copy=...)`")
             if method in WRITABLE_VIEW_METHODS:
                 shape = None
@@ -1333,6 +1358,7 @@ def _arith(left: Val, right: Val, op: str, fresh: Optional[Val] = None) -> Val:
             shape = None
         return replace(
             fresh,
+            device=any(v.device for v in arrays),
             contig=all(v.contig for v in arrays) or op == "@",
             shape=shape,
             dtype=_result_kind(op, left.dtype, right.dtype),

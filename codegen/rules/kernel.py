@@ -40,7 +40,8 @@ class KernelJit(Rule):
 
     ``@kernel(static=("n",))`` declares the static arguments, written into ``static_argnames`` (each new value
     recompiles, so the decorator shows the recompilation triggers); every other argument is traced.
-    ``@kernel(donate=("x",))`` adds ``donate_argnames``.  Both take a tuple of parameter names as string
+    ``@kernel(donate=("x",))`` adds ``donate_argnames``; a caller in the same module that still reads the
+    donated array after the call is refused (JAX deletes the buffer).  Both take a tuple of parameter names as string
     literals.  A parameter annotated ``str`` or ``Callable`` cannot be traced and must be declared static.
     Kernels are module-level, so the wrappers exist once, at import.
     """
@@ -180,6 +181,10 @@ class KernelJit(Rule):
 
     # -- check -------------------------------------------------------------------------------------
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.in_host:  # arrays used after being donated (calls to this module's kernels)
+            for problem in self.flow(node).problems.values():
+                if problem.rule == self.NAME:
+                    self.report(problem.node, problem.message, problem.idiom)
         decorator = self.kernel_decorator(node)
         if decorator is None:
             return

@@ -262,11 +262,15 @@ class Outcome:
 
 
 def translations(source: str) -> tuple[dict[str, Optional[str]], list[str]]:
-    outputs, diagnostics = {}, []
-    for backend, package in PACKAGES.items():
-        ctx = ModuleContext(PATH, "oqupy.fuzz", backend, package)
+    """Both translations (JAX first: most refusals are its own, and then the NumPy one is not needed)."""
+    outputs: dict[str, Optional[str]] = {"numpy": None, "jax": None}
+    diagnostics: list[str] = []
+    for backend in ("jax", "numpy"):
+        ctx = ModuleContext(PATH, "oqupy.fuzz", backend, PACKAGES[backend])
         outputs[backend] = translate(source, ctx)
         diagnostics += [str(d) for d in ctx.diagnostics]
+        if outputs[backend] is None:
+            break
     return outputs, diagnostics
 
 
