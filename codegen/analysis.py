@@ -236,7 +236,9 @@ class MarkerContext(QualifiedNames):
             found = {}
             for statement in module.body:
                 if isinstance(statement, cst.FunctionDef) and self.has_marker(statement, KERNEL_MARKER):
-                    params = [p.name.value for p in (*statement.params.posonly_params, *statement.params.params)]
+                    params = [
+                        p.name.value for p in (*statement.params.posonly_params, *statement.params.params)
+                    ]
                     params += [p.name.value for p in statement.params.kwonly_params]
                     for decorator in statement.decorators:
                         call = decorator.decorator
@@ -303,7 +305,9 @@ def _bound_names(node: cst.FunctionDef) -> set[str]:
     skeleton = _Skeleton(node)
     node.visit(skeleton)
     params = node.params
-    return skeleton.assigned | {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return skeleton.assigned | {
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+    }
 
 
 def is_simple_index(element: cst.SubscriptElement) -> bool:

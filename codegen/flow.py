@@ -99,7 +99,12 @@ _DTYPES = {
     "builtins.bool": "b",
 }
 _ORDER = "bifc"
-_SCALAR_ANNOTATIONS = {"builtins.int": "i", "builtins.float": "f", "builtins.complex": "c", "builtins.bool": "b"}
+_SCALAR_ANNOTATIONS = {
+    "builtins.int": "i",
+    "builtins.float": "f",
+    "builtins.complex": "c",
+    "builtins.bool": "b",
+}
 _CONTAINER_ANNOTATIONS = {
     "builtins.list": "list",
     "typing.List": "list",
@@ -379,8 +384,15 @@ class FunctionFlow:
             return num(_SCALAR_ANNOTATIONS[qualified])
         if qualified in _CONTAINER_ANNOTATIONS:
             return Val(frozenset({_CONTAINER_ANNOTATIONS[qualified]}), buf)
-        if isinstance(expr, cst.SimpleString) or qualified in ("typing.Any", "typing.Union", "typing.Optional", ""):
-            return Val(frozenset({"unknown"}), buf, origin=f"the argument `{name}` (annotated `{_code(expr)}`)")
+        if isinstance(expr, cst.SimpleString) or qualified in (
+            "typing.Any",
+            "typing.Union",
+            "typing.Optional",
+            "",
+        ):
+            return Val(
+                frozenset({"unknown"}), buf, origin=f"the argument `{name}` (annotated `{_code(expr)}`)"
+            )
         return Val(frozenset({"other"}), buf)
 
     def report(self, node: cst.CSTNode, rule: str, message: str, idiom: str) -> None:
@@ -582,7 +594,11 @@ class FunctionFlow:
         if isinstance(target, cst.Name):
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
-            element = UNKNOWN if not ("array" in value.kinds) else replace(value, owned=False, kinds=frozenset({"array", "num"}))
+            element = (
+                UNKNOWN
+                if not ("array" in value.kinds)
+                else replace(value, owned=False, kinds=frozenset({"array", "num"}))
+            )
             for item in target.elements:
                 self._bind(item.value, element, state, stmt)
         elif isinstance(target, cst.StarredElement):
@@ -705,7 +721,9 @@ class FunctionFlow:
         if self._dtype_problem(target, current, op, value):
             return
         if name in self.declared:
-            self.report(target, "closure-write", f"write into the global/nonlocal `{name}`", "return the array")
+            self.report(
+                target, "closure-write", f"write into the global/nonlocal `{name}`", "return the array"
+            )
             return
         self.owned_writes.add(id(stmt))
 
@@ -734,7 +752,9 @@ class FunctionFlow:
             )
             return reason
         if not current.device:
-            reason = f"`{name}` may be a NumPy array in oqupy_jax (made from an argument without a NumPy call)"
+            reason = (
+                f"`{name}` may be a NumPy array in oqupy_jax (made from an argument without a NumPy call)"
+            )
             self.report(
                 stmt,
                 "argument-write",
@@ -799,7 +819,10 @@ class FunctionFlow:
                 continue
             expr = element.slice.value
             if isinstance(expr, cst.Ellipsis):
-                if any(v is not None and not isinstance(e.slice.value, (cst.Ellipsis,)) for e, v in zip(elements[position + 1 :], index_vals[position + 1 :])):
+                if any(
+                    v is not None and not isinstance(e.slice.value, (cst.Ellipsis,))
+                    for e, v in zip(elements[position + 1 :], index_vals[position + 1 :])
+                ):
                     reason = "an integer index after `...`"
                     break
                 continue
@@ -911,7 +934,12 @@ class FunctionFlow:
         current = state.names.get(name)
         if current is None:
             if name in self.enclosing or name in self.declared:
-                self.report(node, "closure-write", f"`{name} {op}=` on a name of an enclosing scope", "return the value")
+                self.report(
+                    node,
+                    "closure-write",
+                    f"`{name} {op}=` on a name of an enclosing scope",
+                    "return the value",
+                )
             return
         if not current.maybe_array:
             state.names[name] = _arith(current, value, op)
@@ -931,14 +959,18 @@ class FunctionFlow:
         if op == "@":
             reason = "`@=` (the result's shape may differ)"
         elif "array" in value.kinds and (value.shape is None or value.shape != current.shape):
-            reason = "an array operand of unproven shape (NumPy refuses to change the shape in place, JAX rebinds)"
+            reason = (
+                "an array operand of unproven shape (NumPy refuses to change the shape in place, JAX rebinds)"
+            )
         else:
             reason = None
         if reason is None:
             if current.dtype is None:
                 reason = "an array whose dtype the analysis does not know"
             else:
-                reason = _augmented_problem(op, current.dtype, value.dtype if value.kinds <= {"num", "array"} else None)
+                reason = _augmented_problem(
+                    op, current.dtype, value.dtype if value.kinds <= {"num", "array"} else None
+                )
         if reason is not None:
             self.report(
                 node,
@@ -1057,10 +1089,18 @@ class FunctionFlow:
                 return num("b")
             if "array" in operand.kinds:
                 return self._new(
-                    expr, contig=operand.contig, shape=operand.shape, dtype=operand.dtype, device=operand.device
+                    expr,
+                    contig=operand.contig,
+                    shape=operand.shape,
+                    dtype=operand.dtype,
+                    device=operand.device,
                 )
             if operand.kinds == frozenset({"num"}):
-                const = -operand.const if operand.const is not None and isinstance(expr.operator, cst.Minus) else None
+                const = (
+                    -operand.const
+                    if operand.const is not None and isinstance(expr.operator, cst.Minus)
+                    else None
+                )
                 return num(operand.dtype, const=const)
             return Val(frozenset({"unknown"}))
         if isinstance(expr, cst.Comparison):
@@ -1135,7 +1175,11 @@ class FunctionFlow:
     def _attribute(self, expr: cst.Attribute, state: State) -> Val:
         qualified = self.qname(expr)
         if qualified is not None and qualified.startswith(("numpy.", "math.")):
-            return num("f") if qualified in ("numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "math.pi") else OTHER
+            return (
+                num("f")
+                if qualified in ("numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "math.pi")
+                else OTHER
+            )
         base = self._ev(expr.value, state)
         attr = expr.attr.value
         if "array" in base.kinds:
@@ -1164,8 +1208,10 @@ class FunctionFlow:
             receiver = self._ev(func.value, state)
             args = self._args(call, state)
             return self._method(call, func.attr.value, receiver, args, state)
-        if isinstance(func, cst.Attribute) and qualified is not None and not qualified.startswith(
-            ("numpy.", "scipy.", "math.", "builtins.")
+        if (
+            isinstance(func, cst.Attribute)
+            and qualified is not None
+            and not qualified.startswith(("numpy.", "scipy.", "math.", "builtins."))
         ):
             receiver = self._ev(func.value, state)
             if receiver != UNKNOWN or isinstance(func.value, cst.Name) and func.value.value in state.names:
@@ -1179,7 +1225,9 @@ class FunctionFlow:
             kind = PURE_BUILTINS[qualified]
             if kind is None and args:
                 kind = args[0].dtype if args[0].kinds == frozenset({"num"}) else None
-            return num(kind) if qualified not in ("builtins.print", "builtins.str", "builtins.repr") else OTHER
+            return (
+                num(kind) if qualified not in ("builtins.print", "builtins.str", "builtins.repr") else OTHER
+            )
         if qualified is not None and qualified.startswith("numpy."):
             return self._numpy(call, qualified, args, arrays, state)
         if qualified in ("math.sqrt", "math.exp", "math.log", "math.cos", "math.sin"):
@@ -1208,14 +1256,20 @@ class FunctionFlow:
                 kind = dtype or (first.dtype if first.kinds <= {"num", "array", "list"} else None)
                 shape = first.shape if "array" in first.kinds else None
                 return self._new(call, dtype=kind, contig=contig, shape=shape, device=True)
-            return Val(frozenset({"array"}), bufs | frozenset({f"new@{self.skeleton.span[id(call)][0]}"}), origin="`np.array(..., copy=...)`")
+            return Val(
+                frozenset({"array"}),
+                bufs | frozenset({f"new@{self.skeleton.span[id(call)][0]}"}),
+                origin="`np.array(..., copy=...)`",
+            )
         if ufunc_inputs(qualified) is not None:
             kinds = [a.dtype for a in args[: ufunc_inputs(qualified)]]
             out_kind = _ufunc_kind(qualified, kinds)
             shape = arrays[0].shape if len(arrays) == 1 and len(args) == 1 else None
             if not arrays:
                 return num(out_kind)
-            return self._new(call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays), device=True)
+            return self._new(
+                call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays), device=True
+            )
         name = qualified[len("numpy.") :]
         if qualified in FRESH_FUNCTIONS:
             if name in _CREATORS and "order" not in keywords:
@@ -1250,18 +1304,33 @@ class FunctionFlow:
                 if first.kinds <= {"num", "list"}:
                     return self._new(call, dtype=dtype, device=True)
                 return replace(UNKNOWN, kinds=frozenset({"array"}), device=True)
-            shape = self._shape_of(positional[1], state) if name == "reshape" and len(positional) > 1 else None
+            shape = (
+                self._shape_of(positional[1], state) if name == "reshape" and len(positional) > 1 else None
+            )
             same = ("asarray", "asanyarray", "ascontiguousarray", "flip", "fliplr", "flipud", "atleast_1d")
             if name != "reshape":
                 shape = first.shape if name in same else None
             contig = first.contig and name in ("reshape", "asarray", "asanyarray")
             return replace(first, contig=contig, shape=shape, device=True)
         if not arrays and not any(a.maybe_array for a in args):
-            return UNKNOWN if qualified.count(".") > 1 else Val(frozenset({"array", "num", "other"}), frozenset(), origin=f"`{qualified}`")
-        return Val(frozenset({"array"}) | (frozenset({"num"}) if "unknown" in {k for a in args for k in a.kinds} else frozenset()), bufs, origin=f"`{qualified}(...)`")
+            return (
+                UNKNOWN
+                if qualified.count(".") > 1
+                else Val(frozenset({"array", "num", "other"}), frozenset(), origin=f"`{qualified}`")
+            )
+        return Val(
+            frozenset({"array"})
+            | (frozenset({"num"}) if "unknown" in {k for a in args for k in a.kinds} else frozenset()),
+            bufs,
+            origin=f"`{qualified}(...)`",
+        )
 
     def _method(self, call: cst.Call, method: str, receiver: Val, args: list[Val], state: State) -> Val:
-        if "array" in receiver.kinds or any(b.startswith("param:") for b in receiver.bufs) and receiver.maybe_array:
+        if (
+            "array" in receiver.kinds
+            or any(b.startswith("param:") for b in receiver.bufs)
+            and receiver.maybe_array
+        ):
             if method in INPLACE_METHODS:
                 self.report(
                     call,
@@ -1273,12 +1342,21 @@ class FunctionFlow:
             keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
             if method in FRESH_METHODS:
                 if method == "copy" and "order" not in keywords:
-                    return self._new(call, contig=True, shape=receiver.shape, dtype=receiver.dtype, device=receiver.device)
+                    return self._new(
+                        call, contig=True, shape=receiver.shape, dtype=receiver.dtype, device=receiver.device
+                    )
                 if method == "flatten":
                     return self._new(call, contig=True, dtype=receiver.dtype, device=receiver.device)
-                if method in ("sum", "mean", "max", "min", "prod", "trace", "any", "all", "std", "var") and not call.args:
+                if (
+                    method in ("sum", "mean", "max", "min", "prod", "trace", "any", "all", "std", "var")
+                    and not call.args
+                ):
                     return num(receiver.dtype if method not in ("any", "all") else "b")
-                kind = receiver.dtype if method not in ("argmax", "argmin", "argsort", "nonzero", "searchsorted") else "i"
+                kind = (
+                    receiver.dtype
+                    if method not in ("argmax", "argmin", "argsort", "nonzero", "searchsorted")
+                    else "i"
+                )
                 return self._new(call, dtype=kind, device=receiver.device)
             if method == "astype":
                 copy = keywords.get("copy")
@@ -1290,8 +1368,19 @@ class FunctionFlow:
                 shape = None
                 if method == "reshape":
                     positional = [a.value for a in call.args if a.keyword is None]
-                    shape = self._shape_of(positional[0] if len(positional) == 1 else cst.Tuple([cst.Element(p) for p in positional]), state) if positional else None
-                return replace(receiver, contig=receiver.contig and method in ("reshape", "ravel"), shape=shape)
+                    shape = (
+                        self._shape_of(
+                            positional[0]
+                            if len(positional) == 1
+                            else cst.Tuple([cst.Element(p) for p in positional]),
+                            state,
+                        )
+                        if positional
+                        else None
+                    )
+                return replace(
+                    receiver, contig=receiver.contig and method in ("reshape", "ravel"), shape=shape
+                )
             if method in ("tolist", "item"):
                 return num(receiver.dtype) if method == "item" else Val(frozenset({"list"}))
             return replace(receiver, owned=False, shape=None, contig=False, origin=f"`.{method}()`")
@@ -1366,7 +1455,11 @@ def _arith(left: Val, right: Val, op: str, fresh: Optional[Val] = None) -> Val:
     if left.kinds == frozenset({"num"}) and right.kinds == frozenset({"num"}):
         const = None
         if left.const is not None and right.const is not None and op in ("+", "-", "*"):
-            const = {"+": left.const + right.const, "-": left.const - right.const, "*": left.const * right.const}[op]
+            const = {
+                "+": left.const + right.const,
+                "-": left.const - right.const,
+                "*": left.const * right.const,
+            }[op]
         return num(_result_kind(op, left.dtype, right.dtype), const=const)
     if left.kinds <= {"list"} and right.kinds <= {"list"} and op == "+":
         return Val(frozenset({"list"}), left.bufs | right.bufs)
@@ -1403,8 +1496,42 @@ def _augmented_problem(op: str, kind: str, value_kind: Optional[str]) -> Optiona
     return None
 
 
-_BOOLEAN_UFUNCS = {"isnan", "isfinite", "isinf", "logical_and", "logical_or", "logical_not", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "signbit"}
-_FLOATING_UFUNCS = {"exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "log10", "exp2", "log2", "expm1", "log1p", "true_divide", "divide", "arctan", "arcsin", "arccos"}
+_BOOLEAN_UFUNCS = {
+    "isnan",
+    "isfinite",
+    "isinf",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "greater",
+    "less",
+    "equal",
+    "not_equal",
+    "greater_equal",
+    "less_equal",
+    "signbit",
+}
+_FLOATING_UFUNCS = {
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "log10",
+    "exp2",
+    "log2",
+    "expm1",
+    "log1p",
+    "true_divide",
+    "divide",
+    "arctan",
+    "arcsin",
+    "arccos",
+}
 
 
 def _ufunc_kind(qualified: str, kinds: list[Optional[str]]) -> Optional[str]:
@@ -1416,12 +1543,25 @@ def _ufunc_kind(qualified: str, kinds: list[Optional[str]]) -> Optional[str]:
         return "f"
     if name in ("absolute", "abs") and kind == "c":
         return "f"
-    if name in ("add", "subtract", "multiply", "negative", "conjugate", "conj", "maximum", "minimum", "square", "power"):
+    if name in (
+        "add",
+        "subtract",
+        "multiply",
+        "negative",
+        "conjugate",
+        "conj",
+        "maximum",
+        "minimum",
+        "square",
+        "power",
+    ):
         return kind
     return kind if name in _FLOATING_UFUNCS else None
 
 
-def _dtype_of(expr: Optional[cst.BaseExpression], qname: Callable[[cst.CSTNode], Optional[str]]) -> Optional[str]:
+def _dtype_of(
+    expr: Optional[cst.BaseExpression], qname: Callable[[cst.CSTNode], Optional[str]]
+) -> Optional[str]:
     if expr is None:
         return None
     return _DTYPES.get(qname(expr) or "")

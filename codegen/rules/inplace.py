@@ -111,7 +111,9 @@ class InplaceUpdate(Rule):
         return local_array_write(self, target)  # module level: local arrays in source order
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        if len(original_node.targets) != 1 or not self._rewrites(original_node, original_node.targets[0].target):
+        if len(original_node.targets) != 1 or not self._rewrites(
+            original_node, original_node.targets[0].target
+        ):
             return updated_node
         self.fire()
         return _at_call(updated_node.targets[0].target, "set", updated_node.value)

@@ -6,7 +6,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen.analysis import KERNEL_MARKER
-from codegen.rules.base import Example, Invalid, Rule
+from codegen.rules.base import Example, Idiom, Invalid, Rule
 
 #: annotations of values that cannot be traced: such a parameter must be declared static
 UNTRACEABLE = frozenset({"builtins.str", "typing.Callable", "collections.abc.Callable"})
@@ -107,6 +107,41 @@ class KernelJit(Rule):
             @partial(jax.jit, donate_argnames=("x",))
             def h(x: jax.Array) -> jax.Array:
                 return 2 * x
+            """,
+        ),
+    )
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel(donate=("x",))
+            def double(x: np.ndarray) -> np.ndarray:
+                return 2 * x
+
+
+            def f(a: np.ndarray):
+                b = double(a)
+                return a + b
+            """,
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel(donate=("x",))
+            def double(x: np.ndarray) -> np.ndarray:
+                return 2 * x
+
+
+            def f(a: np.ndarray):
+                total = a + 0.0
+                a = double(a)
+                return total + a
             """,
         ),
     )

@@ -10,7 +10,7 @@ import libcst as cst
 
 from codegen import names
 from codegen.flow import ufunc_inputs
-from codegen.rules.base import Invalid, Rule
+from codegen.rules.base import Idiom, Invalid, Rule
 
 
 class _Refusal(Rule):
@@ -47,6 +47,27 @@ class ArgumentWrite(_FlowRefusal):
     Idiom: ``x = x.copy()`` first and return the result; annotate parameters.
     """
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                x[0] = 1.0
+                return x
+            """,
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                y = np.array(x, dtype=np.float64)
+                y[:1] = 1.0
+                return y
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -106,6 +127,30 @@ class ViewWrite(_FlowRefusal):
     Idiom: take ``.copy()`` where the second name is bound, or bind a new name.
     """
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                w = a[1:]
+                a[:1] = 5.0
+                return a, w
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                w = a[1:].copy()
+                a[:1] = 5.0
+                return a, w
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -184,6 +229,30 @@ class ChainedWrite(_FlowRefusal):
     """Refuse ``a[i][j] = v``, ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
     (``a[0], a[1] = a[1], a[0]``: NumPy assigns one after the other, through views)."""
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4.0)
+                a[0], a[1] = a[1], a[0]
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4.0)
+                first, second = a[1], a[0]
+                a[0] = first
+                a[1] = second
+                return a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -256,6 +325,73 @@ class IndexSafety(_FlowRefusal):
     ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.
     """
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def unit(size: int):
+                vector = np.zeros(size)
+                vector[0] = 1.0
+                return vector
+            """,
+            """
+            import numpy as np
+
+
+            def unit(size: int):
+                if size < 1:
+                    raise ValueError("size")
+                vector = np.zeros(size)
+                vector[0] = 1.0
+                return vector
+            """,
+        ),
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(n: int, v: float):
+                a = np.zeros(n)
+                for i in range(n - 1):
+                    a[i + 1] += v
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f(n: int, v: float):
+                a = np.zeros(n)
+                a[1:] += v
+                return a
+            """,
+        ),
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(tensor: np.ndarray):
+                grid = np.indices(tensor.shape)
+                out = np.zeros(tensor.shape * 2)
+                out[(*grid, *grid)] = tensor
+                return out
+            """,
+            """
+            import numpy as np
+
+
+            def f(tensor: np.ndarray):
+                grid = np.indices(tensor.shape * 2)
+                half = len(tensor.shape)
+                on_delta = np.all(grid[:half] == grid[half:], axis=0)
+                return np.where(on_delta, tensor[tuple(grid[:half])], 0)
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -296,6 +432,48 @@ class DtypeSafety(_FlowRefusal):
     Idiom: give the array the result's dtype (``dtype=np.complex128``) or write ``a = a / 2`` (a new array).
     """
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4)
+                a /= 2
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4)
+                a = a / 2
+                return a
+            """,
+        ),
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(4)
+                a[1] = 1j
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(4, dtype=np.complex128)
+                a[1] = 1j
+                return a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -331,6 +509,36 @@ class ClosureWrite(_FlowRefusal):
     Idiom: pass the array in and return the updated one.
     """
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+
+                def g():
+                    a[:1] = 1.0
+
+                g()
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+
+                def g(b):
+                    return np.concatenate([np.ones(1), b[1:]])
+
+                a = g(a)
+                return a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -358,6 +566,26 @@ class InplaceMethod(_FlowRefusal):
     included: ``jax.Array.sort()`` returns a sorted copy and drops it).
     """
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                b = x.flatten()
+                b.sort()
+                return b
+            """,
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                return np.sort(x.flatten())
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """

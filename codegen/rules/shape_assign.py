@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from codegen.analysis import FRESH
-from codegen.rules.base import Example, Invalid, Rule
+from codegen.rules.base import Example, Idiom, Invalid, Rule
 
 
 def _shape_target(node: cst.Assign) -> Optional[cst.Attribute]:
@@ -53,6 +53,28 @@ class ShapeAssign(Rule):
                 x = jnp.zeros(4)
                 x = x.reshape((2, 2))
                 return x
+            """,
+        ),
+    )
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                a = np.array(x)
+                a.shape = (2, 2)
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                a = np.asarray(x).copy()
+                a.shape = (2, 2)
+                return a
             """,
         ),
     )

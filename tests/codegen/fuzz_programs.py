@@ -321,7 +321,15 @@ def _run(function, n: int, use_jax: bool) -> tuple[Any, Any]:
 
 
 def _family(error: Exception) -> str:
-    for kind in (IndexError, ValueError, TypeError, ZeroDivisionError, ArithmeticError, NameError, AttributeError):
+    for kind in (
+        IndexError,
+        ValueError,
+        TypeError,
+        ZeroDivisionError,
+        ArithmeticError,
+        NameError,
+        AttributeError,
+    ):
         if isinstance(error, kind):
             return "ValueError" if kind in (ValueError, TypeError) else kind.__name__
     return type(error).__name__
@@ -364,14 +372,26 @@ def judge(source: str) -> Outcome:
         (result, args) = template
         for name, (other, other_args) in runs.items():
             if result[0] != other[0]:
-                return Outcome("loud", detail=f"n={n}: template {result[0]} {_short(result)} but {name} {other[0]} {_short(other)}")
+                return Outcome(
+                    "loud",
+                    detail=f"n={n}: template {result[0]} {_short(result)} but {name} {other[0]} {_short(other)}",
+                )
             if not _same(result[1], other[1]):
-                return Outcome("silent", detail=f"n={n}: results differ: template {_short(result)} vs {name} {_short(other)}")
+                return Outcome(
+                    "silent",
+                    detail=f"n={n}: results differ: template {_short(result)} vs {name} {_short(other)}",
+                )
             if not _same(args, other_args):
-                return Outcome("silent", detail=f"n={n}: the caller's inputs differ after the call: template vs {name}")
+                return Outcome(
+                    "silent", detail=f"n={n}: the caller's inputs differ after the call: template vs {name}"
+                )
     return Outcome("agree")
 
 
 def _short(result: Any) -> str:
-    text = repr(result[1]) if result[0] == "raise" else np.array2string(np.asarray(result[1], dtype=object), threshold=20)
+    text = (
+        repr(result[1])
+        if result[0] == "raise"
+        else np.array2string(np.asarray(result[1], dtype=object), threshold=20)
+    )
     return text[:300]
