@@ -879,6 +879,14 @@ class FunctionFlow:
             return -literal <= val.const < literal
         if val.stop is not None and val.stop == length:
             return True
+        if (  # ``-n`` on an axis of length ``n >= 1``
+            isinstance(expr, cst.UnaryOperation)
+            and isinstance(expr.operator, cst.Minus)
+            and isinstance(expr.expression, cst.Name)
+            and expr.expression.value == length
+            and (literal or 0) >= 1
+        ):
+            return True
         # ``-1 - i`` and ``length - 1 - i`` with ``i`` in [0, length)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract):
             right = expr.right
@@ -1156,6 +1164,13 @@ class FunctionFlow:
             if base.kinds <= {"num", "other"} and "unknown" not in base.kinds:
                 return UNKNOWN if "other" in base.kinds else num(None)
             return UNKNOWN
+        if any(v is not None and "list" in v.kinds for v in vals):
+            self.report(
+                expr,
+                "index-safety",
+                f"`{_code(expr)}` indexes an array with a Python list (JAX refuses lists as indices)",
+                "index with an array: `x[np.asarray(idx)]`",
+            )
         fancy = any(v is not None and not (v.kinds == frozenset({"num"}) or v == OTHER) for v in vals)
         if fancy:
             return self._new(expr, dtype=base.dtype, device=base.device)

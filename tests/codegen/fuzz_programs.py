@@ -313,7 +313,8 @@ def _run(function, n: int, use_jax: bool) -> tuple[Any, Any]:
     args = inputs(n, use_jax)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # a ComplexWarning is a refusal of the value, as an error would be
+            warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 and friends: NumPy warns, JAX does not
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)  # NumPy drops an imaginary part
             result = ("ok", _plain(function(**args)))
     except Exception as error:  # noqa: BLE001 - the kind is what is compared
         result = ("raise", _family(error))
@@ -376,6 +377,8 @@ def judge(source: str) -> Outcome:
                     "loud",
                     detail=f"n={n}: template {result[0]} {_short(result)} but {name} {other[0]} {_short(other)}",
                 )
+            if result[0] == "raise" and result[1] != other[1]:
+                return Outcome("loud", detail=f"n={n}: template raises {result[1]}, {name} raises {other[1]}")
             if not _same(result[1], other[1]):
                 return Outcome(
                     "silent",

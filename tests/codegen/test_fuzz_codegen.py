@@ -226,7 +226,7 @@ def test_class9_shape_assignment_on_a_non_contiguous_or_shared_array_is_refused(
         "a = np.zeros(4)\nfor i in range(4):\n    a[-1 - i] += i\nreturn a",
         "a = np.arange(4.0)\na[a > 1.5] = 0.0\na[a > 0.5] += 1.0\nreturn a",
         "a = np.arange(4.0)\nmask = a > 1.5\na[mask] = 0.0\nreturn a",
-        "if n < 1:\n    raise ValueError('n')\na = np.zeros(n)\na[0] = 1.0\na[-1] += 2.0\nreturn a",
+        "if n < 1:\n    raise ValueError('n')\na = np.zeros(n)\na[0] = 1.0\na[-1] += 2.0\na[-n] *= 3.0\nreturn a",
         "lst = []\nfor i in range(3):\n    b = np.zeros(3)\n    b[0] = 1.0\n    lst.append(b)\nreturn lst",
     ],
 )
