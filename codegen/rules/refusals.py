@@ -412,7 +412,7 @@ class IndexSafety(_FlowRefusal):
 
             def f():
                 a = np.zeros(3)
-                idx = [1, 1, 2]
+                idx = np.array([1, 1, 2])
                 a[idx] += 1.0
                 return a
             """,
