@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.metadata import QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider
 
 from codegen import names
 from codegen.diagnostics import Diagnostic
@@ -42,6 +42,8 @@ class ModuleContext:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fired: dict[str, int] = field(default_factory=dict)
     codemod: CodemodContext = field(default_factory=CodemodContext)
+    #: check mode: (id of a function node, backend) -> its flow analysis, shared by the refusal rules
+    flows: dict = field(default_factory=dict)
 
     def fire(self, rule: str) -> None:
         self.fired[rule] = self.fired.get(rule, 0) + 1
@@ -198,6 +200,61 @@ class MarkerContext(QualifiedNames):
             expr = expr.slice[0].slice.value
         return self.qname(expr) in self.ctx.array_types
 
+    def flow(self, node: cst.FunctionDef, cache: bool = True):
+        """The flow analysis of ``node`` (see :mod:`codegen.flow`), cached per module and backend in check mode."""
+        from codegen.flow import FunctionFlow
+
+        key = (id(node), self.ctx.backend)
+        if cache and key in self.ctx.flows:
+            return self.ctx.flows[key]
+        enclosing: set[str] = set()
+        for scope in self.scopes:
+            if isinstance(scope, cst.FunctionDef) and scope is not node:
+                enclosing |= self.flow(scope, cache).locals if cache else _bound_names(scope)
+        result = FunctionFlow(
+            node,
+            self.qname,
+            self.is_array_annotation,
+            lambda test: backend_test(test, self.qname),
+            self.ctx.backend,
+            frozenset(enclosing),
+            self._donating(node),
+        ).run()
+        if cache:
+            self.ctx.flows[key] = result
+        return result
+
+    def _donating(self, node: cst.FunctionDef) -> dict:
+        """This module's kernels with donated parameters: name -> ((position, parameter), ...)."""
+        if "__donating__" not in self.ctx.flows:
+            module = node
+            try:
+                while not isinstance(module, cst.Module):
+                    module = self.get_metadata(ParentNodeProvider, module)
+            except KeyError:
+                return {}
+            found = {}
+            for statement in module.body:
+                if isinstance(statement, cst.FunctionDef) and self.has_marker(statement, KERNEL_MARKER):
+                    params = [
+                        p.name.value for p in (*statement.params.posonly_params, *statement.params.params)
+                    ]
+                    params += [p.name.value for p in statement.params.kwonly_params]
+                    for decorator in statement.decorators:
+                        call = decorator.decorator
+                        for arg in call.args if isinstance(call, cst.Call) else ():
+                            if arg.keyword is not None and arg.keyword.value == "donate":
+                                donated = [
+                                    e.value.evaluated_value
+                                    for e in getattr(arg.value, "elements", [])
+                                    if isinstance(e.value, cst.SimpleString)
+                                ]
+                                found[statement.name.value] = tuple(
+                                    (params.index(n), n) for n in donated if n in params
+                                )
+            self.ctx.flows["__donating__"] = found
+        return self.ctx.flows["__donating__"]
+
     @property
     def in_host(self) -> bool:
         return self.host_depth > 0
@@ -240,6 +297,17 @@ class MarkerContext(QualifiedNames):
                 self.arrays.bind(target.target, node.value)
         elif isinstance(node, cst.AnnAssign):
             self.arrays.bind(node.target, node.value, self.is_array_annotation(node.annotation))
+
+
+def _bound_names(node: cst.FunctionDef) -> set[str]:
+    from codegen.flow import _Skeleton
+
+    skeleton = _Skeleton(node)
+    node.visit(skeleton)
+    params = node.params
+    return skeleton.assigned | {
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+    }
 
 
 def is_simple_index(element: cst.SubscriptElement) -> bool:

@@ -41,4 +41,9 @@ def render_rules() -> str:
             lines.append("Refused:\n")
             lines.append(_block(invalid.template))
             lines.append(f"with a diagnostic containing `{invalid.message}`.\n")
+        for index, idiom in enumerate(rule.IDIOMS, 1):
+            lines.append(f"**Idiom {index}.** Refused:\n")
+            lines.append(_block(idiom.before))
+            lines.append("translates when written as:\n")
+            lines.append(_block(idiom.after))
     return "\n".join(lines)

@@ -1,7 +1,7 @@
 """The rules, in the order the pipeline applies their transformers (checkers all run first)."""
 
 from codegen.rules.backend_blocks import BackendBlocks
-from codegen.rules.base import Example, Invalid, Rule
+from codegen.rules.base import Example, Idiom, Invalid, Rule
 from codegen.rules.imports import NumpyToJax, PackageRename
 from codegen.rules.inplace import InplaceUpdate
 from codegen.rules.kernel import KernelJit
@@ -9,8 +9,10 @@ from codegen.rules.markers import HostMarker
 from codegen.rules.refusals import (
     ArgumentWrite,
     ChainedWrite,
+    ClosureWrite,
     DataDependentShape,
-    FancyAugmented,
+    DtypeSafety,
+    IndexSafety,
     InplaceMethod,
     OutArgument,
     ViewWrite,
@@ -23,7 +25,9 @@ RULES: tuple[type[Rule], ...] = (
     ArgumentWrite,
     ViewWrite,
     ChainedWrite,
-    FancyAugmented,
+    ClosureWrite,
+    IndexSafety,
+    DtypeSafety,
     InplaceMethod,
     OutArgument,
     DataDependentShape,
@@ -36,4 +40,4 @@ RULES: tuple[type[Rule], ...] = (
     PackageRename,
 )
 
-__all__ = ["RULES", "Example", "Invalid", "Rule"]
+__all__ = ["RULES", "Example", "Idiom", "Invalid", "Rule"]

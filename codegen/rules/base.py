@@ -58,6 +58,19 @@ class Invalid:
         object.__setattr__(self, "template", _code(self.template))
 
 
+@dataclass(frozen=True)
+class Idiom:
+    """A refused template snippet (``before``) and its translatable rewrite (``after``), for one backend."""
+
+    before: str
+    after: str
+    backend: str = "jax"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "before", _code(self.before))
+        object.__setattr__(self, "after", _code(self.after))
+
+
 class _CheckWalk(cst.CSTVisitor):
     """Drives a rule in check mode (a visitor, so the checked tree is never rebuilt)."""
 
@@ -86,6 +99,7 @@ class Rule(MarkerContext, cst.CSTTransformer):
     NEEDS: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
+    IDIOMS: ClassVar[tuple[Idiom, ...]] = ()
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
     _REWRITE_METADATA = (QualifiedNameProvider, ParentNodeProvider)  # positions only matter in checks

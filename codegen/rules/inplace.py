@@ -66,10 +66,11 @@ class InplaceUpdate(Rule):
 
 
             def f(n: int, v: float):
-                x = np.zeros((n, n))
-                x[0, 1:3] = v
-                x[1, ...] += 2 * v
-                x[1] //= v + 1
+                x = np.zeros((n, 4))
+                for i in range(n):
+                    x[i, 1:3] = v
+                    x[i, ...] += 2 * v
+                    x[i, 3] //= v + 1
                 names = [0, 1]
                 names[0] = 5
                 return x
@@ -79,10 +80,11 @@ class InplaceUpdate(Rule):
 
 
             def f(n: int, v: float):
-                x = jnp.zeros((n, n))
-                x = x.at[0, 1:3].set(v)
-                x = x.at[1, ...].add(2 * v)
-                x = x.at[1].set(x[1] // (v + 1))
+                x = jnp.zeros((n, 4))
+                for i in range(n):
+                    x = x.at[i, 1:3].set(v)
+                    x = x.at[i, ...].add(2 * v)
+                    x = x.at[i, 3].set(x[i, 3] // (v + 1))
                 names = [0, 1]
                 names[0] = 5
                 return x
@@ -90,16 +92,34 @@ class InplaceUpdate(Rule):
         ),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.owned: list[set[int]] = []  # per enclosing function: ids of the writes the flow analysis proved
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.owned.append(set() if self.in_host else self.flow(node, cache=False).owned_writes)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.owned.pop()
+        return updated_node
+
+    def _rewrites(self, node: cst.Assign | cst.AugAssign, target: cst.BaseExpression) -> bool:
+        if self.in_host or not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+            return False
+        if self.owned:  # inside a function: exactly the writes the analysis proved (all others were refused)
+            return id(node) in self.owned[-1]
+        return local_array_write(self, target)  # module level: local arrays in source order
+
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        if self.in_host or len(original_node.targets) != 1:
-            return updated_node
-        if not local_array_write(self, original_node.targets[0].target):
+        if len(original_node.targets) != 1 or not self._rewrites(
+            original_node, original_node.targets[0].target
+        ):
             return updated_node
         self.fire()
         return _at_call(updated_node.targets[0].target, "set", updated_node.value)
 
     def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
-        if self.in_host or not local_array_write(self, original_node.target):
+        if not self._rewrites(original_node, original_node.target):
             return updated_node
         target = updated_node.target
         self.fire()

@@ -6,7 +6,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen.analysis import KERNEL_MARKER
-from codegen.rules.base import Example, Invalid, Rule
+from codegen.rules.base import Example, Idiom, Invalid, Rule
 
 #: annotations of values that cannot be traced: such a parameter must be declared static
 UNTRACEABLE = frozenset({"builtins.str", "typing.Callable", "collections.abc.Callable"})
@@ -40,7 +40,8 @@ class KernelJit(Rule):
 
     ``@kernel(static=("n",))`` declares the static arguments, written into ``static_argnames`` (each new value
     recompiles, so the decorator shows the recompilation triggers); every other argument is traced.
-    ``@kernel(donate=("x",))`` adds ``donate_argnames``.  Both take a tuple of parameter names as string
+    ``@kernel(donate=("x",))`` adds ``donate_argnames``; a caller in the same module that still reads the
+    donated array after the call is refused (JAX deletes the buffer).  Both take a tuple of parameter names as string
     literals.  A parameter annotated ``str`` or ``Callable`` cannot be traced and must be declared static.
     Kernels are module-level, so the wrappers exist once, at import.
     """
@@ -106,6 +107,41 @@ class KernelJit(Rule):
             @partial(jax.jit, donate_argnames=("x",))
             def h(x: jax.Array) -> jax.Array:
                 return 2 * x
+            """,
+        ),
+    )
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel(donate=("x",))
+            def double(x: np.ndarray) -> np.ndarray:
+                return 2 * x
+
+
+            def f(a: np.ndarray):
+                b = double(a)
+                return a + b
+            """,
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel(donate=("x",))
+            def double(x: np.ndarray) -> np.ndarray:
+                return 2 * x
+
+
+            def f(a: np.ndarray):
+                total = a + 0.0
+                a = double(a)
+                return total + a
             """,
         ),
     )
@@ -180,6 +216,10 @@ class KernelJit(Rule):
 
     # -- check -------------------------------------------------------------------------------------
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.in_host:  # arrays used after being donated (calls to this module's kernels)
+            for problem in self.flow(node).problems.values():
+                if problem.rule == self.NAME:
+                    self.report(problem.node, problem.message, problem.idiom)
         decorator = self.kernel_decorator(node)
         if decorator is None:
             return

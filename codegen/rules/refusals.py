@@ -9,8 +9,8 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from codegen import names
-from codegen.analysis import FRESH, PARAM, VIEW, is_simple_index
-from codegen.rules.base import Invalid, Rule
+from codegen.flow import ufunc_inputs
+from codegen.rules.base import Idiom, Invalid, Rule
 
 
 class _Refusal(Rule):
@@ -28,9 +28,46 @@ def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield node.target
 
 
-class ArgumentWrite(_Refusal):
-    """Refuse in-place writes to array arguments (``x[i] = v`` or ``x += v`` on a parameter)."""
+class _FlowRefusal(_Refusal):
+    """Reports the problems the flow analysis (:mod:`codegen.flow`) files under this rule's name."""
 
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.in_host:
+            return
+        for problem in self.flow(node).problems.values():
+            if problem.rule == self.NAME:
+                self.report(problem.node, problem.message, problem.idiom)
+
+
+class ArgumentWrite(_FlowRefusal):
+    """Refuse in-place writes into arguments: ``x[i] = v`` or ``x += v`` on a parameter, on a view or alias of
+    one (``y = x[1:]``, ``y = np.atleast_1d(x)``), or on a parameter without an ``np.ndarray`` / ``list`` /
+    ``dict`` / scalar annotation (it may be an array).  NumPy callers would see the change, JAX callers not.
+
+    Idiom: ``x = x.copy()`` first and return the result; annotate parameters.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                x[0] = 1.0
+                return x
+            """,
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                y = np.array(x, dtype=np.float64)
+                y[:1] = 1.0
+                return y
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -54,31 +91,66 @@ class ArgumentWrite(_Refusal):
             """,
             "argument `x`",
         ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                y = np.atleast_1d(x)
+                y[0] = 1.0
+                return y
+            """,
+            "argument `x` through `y`",
+        ),
+        Invalid(
+            """
+            def f(u):
+                u += 1.0
+                return u
+            """,
+            "unannotated argument `u`",
+        ),
     )
 
-    def check_Assign(self, node: cst.Assign) -> None:
-        self._check(node)
 
-    def check_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check(node)
+class ViewWrite(_FlowRefusal):
+    """Refuse a write into an array while another live name (or a container, attribute or call) may share
+    its memory, and writes through views that may be read-only or not owned by the function.
 
-    def _check(self, node: cst.Assign | cst.AugAssign) -> None:
-        if self.in_host:
-            return
-        for target in _targets(node):
-            written = target.value if isinstance(target, cst.Subscript) else target
-            if isinstance(node, cst.AugAssign) or isinstance(target, cst.Subscript):
-                if isinstance(written, cst.Name) and self.arrays.status(written.value) == PARAM:
-                    self.report(
-                        target,
-                        f"in-place write to the argument `{written.value}` (NumPy callers would see it, JAX callers not)",
-                        f"copy first: `{written.value} = {written.value}.copy()`, and return the result",
-                    )
+    The analysis is flow-sensitive (facts per program point, joined at branches and loops) and alias-aware:
+    ``w = a[1:]``, ``w = a``, ``a = w = np.zeros(3)``, ``lst = [a]`` all make ``a`` and ``w`` share memory;
+    a write into either is refused while the other is used later.  A view whose base is dead may be
+    written (``w = a[1:]; w[0] = 1; return w``).  Functions that may return views are listed in
+    ``codegen/flow.py``; every NumPy function outside its fresh and writable-view tables counts as one.
+
+    Idiom: take ``.copy()`` where the second name is bound, or bind a new name.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
 
 
-class ViewWrite(_Refusal):
-    """Refuse writes through views (``b = a[0]; b[1] = 5``, ``a.real[...] = v``): JAX never writes through."""
+            def f():
+                a = np.zeros(3)
+                w = a[1:]
+                a[:1] = 5.0
+                return a, w
+            """,
+            """
+            import numpy as np
 
+
+            def f():
+                a = np.zeros(3)
+                w = a[1:].copy()
+                a[:1] = 5.0
+                return a, w
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -91,7 +163,7 @@ class ViewWrite(_Refusal):
                 b[1] = 5.0
                 return a
             """,
-            "write through `b`",
+            "write into `b` while `a` shares its memory",
         ),
         Invalid(
             """
@@ -104,6 +176,32 @@ class ViewWrite(_Refusal):
                 return a
             """,
             "view `.real`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                w = a[1:]
+                a[1] = 5.0
+                return w
+            """,
+            "write into `a` while `w` shares its memory",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(3.0)
+                w = np.flip(a)
+                w[0] = 5.0
+                return a, w
+            """,
+            "write into `w` while `a` shares its memory",
         ),
     )
 
@@ -125,20 +223,36 @@ class ViewWrite(_Refusal):
                         f"write through the view `.{base.attr.value}`",
                         "build the new array explicitly (e.g. `x = x + 1j * v`) instead of writing into a view",
                     )
-                continue
-            written = target.value if isinstance(target, cst.Subscript) else target
-            if isinstance(node, cst.AugAssign) or isinstance(target, cst.Subscript):
-                if isinstance(written, cst.Name) and self.arrays.status(written.value) == VIEW:
-                    self.report(
-                        target,
-                        f"write through `{written.value}`, which may be a view of another array",
-                        "write to the base array with one subscript (`a[0, 1] = v`) or take `.copy()` first",
-                    )
 
 
-class ChainedWrite(_Refusal):
-    """Refuse ``a[i][j] = v``, ``a[i] = b[j] = v`` and ``del a[i]`` on arrays."""
+class ChainedWrite(_FlowRefusal):
+    """Refuse ``a[i][j] = v``, ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
+    (``a[0], a[1] = a[1], a[0]``: NumPy assigns one after the other, through views)."""
 
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4.0)
+                a[0], a[1] = a[1], a[0]
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4.0)
+                first, second = a[1], a[0]
+                a[0] = first
+                a[1] = second
+                return a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -198,9 +312,233 @@ class ChainedWrite(_Refusal):
                 )
 
 
-class FancyAugmented(_Refusal):
-    """Refuse ``x[idx] += v`` with array indices (NumPy and ``.at[].add`` disagree on duplicates)."""
+class IndexSafety(_FlowRefusal):
+    """Refuse writes whose index is not provably in bounds and free of duplicates.
 
+    JAX drops out-of-bounds ``.at[]`` updates (NumPy raises ``IndexError``), and with repeated integer-array
+    indices ``.at[].add`` accumulates where NumPy applies once.  Proven: slices, ``...``, ``None``; a literal
+    within a literal shape (``np.zeros(4)``, ``a[3]``); a ``for i in range(n)`` variable (or ``-1 - i``,
+    ``n - 1 - i``) on an axis created with length ``n`` (a literal or a name never rebound); a boolean mask
+    of the array itself (``a[a > 0] = 0.0``) with a scalar value.  Everything else is refused.
+
+    Idiom: index with such a loop variable or literal; build the result without writes (``np.where``,
+    ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def unit(size: int):
+                vector = np.zeros(size)
+                vector[0] = 1.0
+                return vector
+            """,
+            """
+            import numpy as np
+
+
+            def unit(size: int):
+                if size < 1:
+                    raise ValueError("size")
+                vector = np.zeros(size)
+                vector[0] = 1.0
+                return vector
+            """,
+        ),
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(n: int, v: float):
+                a = np.zeros(n)
+                for i in range(n - 1):
+                    a[i + 1] += v
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f(n: int, v: float):
+                a = np.zeros(n)
+                a[1:] += v
+                return a
+            """,
+        ),
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(tensor: np.ndarray):
+                grid = np.indices(tensor.shape)
+                out = np.zeros(tensor.shape * 2)
+                out[(*grid, *grid)] = tensor
+                return out
+            """,
+            """
+            import numpy as np
+
+
+            def f(tensor: np.ndarray):
+                grid = np.indices(tensor.shape * 2)
+                half = len(tensor.shape)
+                on_delta = np.all(grid[:half] == grid[half:], axis=0)
+                return np.where(on_delta, tensor[tuple(grid[:half])], 0)
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(4)
+                a[6] = 0.0
+                return a
+            """,
+            "not provably within axis 0 of length `4`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                idx = np.array([1, 1, 2])
+                a[idx] += 1.0
+                return a
+            """,
+            "integer array or list",
+        ),
+    )
+
+
+class DtypeSafety(_FlowRefusal):
+    """Refuse augmented operators where NumPy's in-place casting and JAX's rebinding disagree.
+
+    ``a /= 2`` on an integer array raises in NumPy and gives floats in JAX; ``a += 1j`` on a real array;
+    ``a *= b`` or ``a @= b`` that would change ``a``'s shape; ``a[3] /= 2`` on an integer array (NumPy casts
+    the element back); ``x += v`` where ``x`` may be an array of unknown origin.  Element writes
+    ``a[i] = v`` need a value kind that fits the array's dtype (``int`` < ``float`` < ``complex``).
+
+    Idiom: give the array the result's dtype (``dtype=np.complex128``) or write ``a = a / 2`` (a new array).
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4)
+                a /= 2
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4)
+                a = a / 2
+                return a
+            """,
+        ),
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(4)
+                a[1] = 1j
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(4, dtype=np.complex128)
+                a[1] = 1j
+                return a
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4)
+                a /= 2
+                return a
+            """,
+            "`/=` on a `i` array",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(4)
+                a += 1j
+                return a
+            """,
+            "a `c` value on a `f` array",
+        ),
+    )
+
+
+class ClosureWrite(_FlowRefusal):
+    """Refuse writes from a nested function into an array of the enclosing function, and writes into names
+    declared ``global`` / ``nonlocal`` (``x = x.at[i].set(v)`` would bind a new local name in JAX).
+
+    Idiom: pass the array in and return the updated one.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+
+                def g():
+                    a[:1] = 1.0
+
+                g()
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+
+                def g(b):
+                    return np.concatenate([np.ones(1), b[1:]])
+
+                a = g(a)
+                return a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -209,70 +547,45 @@ class FancyAugmented(_Refusal):
 
             def f():
                 a = np.zeros(3)
-                idx = np.array([0, 0])
-                a[idx] += 1.0
+
+                def g():
+                    a[0] = 1.0
+
+                g()
                 return a
             """,
-            "array index",
+            "enclosing scope",
         ),
-        Invalid(
+    )
+
+
+class InplaceMethod(_FlowRefusal):
+    """Refuse in-place array methods (``.fill``, ``.sort``, ``.resize``, ``.put``, ...) and ``np.copyto``.
+
+    A method call counts when its receiver may be an array by the flow analysis (``b = x.flatten(); b.sort()``
+    included: ``jax.Array.sort()`` returns a sorted copy and drops it).
+    """
+
+    IDIOMS = (
+        Idiom(
             """
             import numpy as np
 
 
-            def f(g):
-                a = np.zeros(3)
-                a[g(1)] //= 2
-                return a
+            def f(x: np.ndarray):
+                b = x.flatten()
+                b.sort()
+                return b
             """,
-            "twice",
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                return np.sort(x.flatten())
+            """,
         ),
     )
-
-    def check_AugAssign(self, node: cst.AugAssign) -> None:
-        target = node.target
-        if self.in_host or not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
-            return
-        if self.arrays.status(target.value.value) != FRESH:
-            return
-        if not all(is_simple_index(element) for element in target.slice):
-            self.report(
-                target,
-                "augmented assignment with a computed index (its kind cannot be checked; other operators evaluate it twice)",
-                "bind the index to a name first",
-            )
-        elif not all(self._basic_index(element) for element in target.slice):
-            self.report(
-                target,
-                "augmented assignment with an array index (duplicates apply once in NumPy, accumulate in JAX)",
-                "use basic indices, or `np.add.at` in a @host function",
-            )
-
-    def _basic_index(self, element: cst.SubscriptElement) -> bool:
-        value = element.slice
-        if isinstance(value, cst.Slice):
-            return True
-        expr = value.value
-        if isinstance(expr, (cst.Integer, cst.Ellipsis)) or (
-            isinstance(expr, cst.Name) and expr.value == "None"
-        ):
-            return True
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, cst.Integer):
-            return True
-        if isinstance(expr, cst.Name):
-            return self.arrays.status(expr.value) is None
-        if isinstance(expr, cst.BinaryOperation):
-            return all(
-                isinstance(side, (cst.Integer, cst.Name))
-                and not (isinstance(side, cst.Name) and self.arrays.status(side.value))
-                for side in (expr.left, expr.right)
-            )
-        return False
-
-
-class InplaceMethod(_Refusal):
-    """Refuse in-place array methods (``.fill``, ``.sort``, ``.resize``, ``.put``, ...) and ``np.copyto``."""
-
     INVALID = (
         Invalid(
             """
@@ -308,17 +621,10 @@ class InplaceMethod(_Refusal):
             self.report(
                 node, f"`{self.qname(func)}` writes into its argument", "build the result as a new array"
             )
-        elif isinstance(func, cst.Attribute) and func.attr.value in names.INPLACE_METHODS:
-            if self.arrays.base_status(func.value):
-                self.report(
-                    node,
-                    f"in-place method `.{func.attr.value}()` on an array",
-                    "use the functional form (`np.sort(x)`, `np.full_like(x, v)`, `x.reshape(...)`)",
-                )
 
 
 class OutArgument(_Refusal):
-    """Refuse ``out=`` arguments of NumPy/SciPy functions."""
+    """Refuse ``out=`` arguments of NumPy/SciPy functions, also given by position to a ufunc (``np.exp(a, b)``)."""
 
     INVALID = (
         Invalid(
@@ -333,11 +639,31 @@ class OutArgument(_Refusal):
             """,
             "`out=`",
         ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(a: np.ndarray):
+                y = np.zeros(3)
+                np.exp(a, y)
+                return y
+            """,
+            "positional `out`",
+        ),
     )
 
     def check_Call(self, node: cst.Call) -> None:
         if self.in_host or (self.qname(node.func) or "").split(".")[0] not in ("numpy", "scipy"):
             return
+        inputs = ufunc_inputs(self.qname(node.func))
+        positional = [arg for arg in node.args if arg.keyword is None]
+        if inputs is not None and len(positional) > inputs:
+            self.report(
+                positional[inputs],
+                f"positional `out` argument of the ufunc `{self.qname(node.func)}`",
+                "assign the result: `y = np.exp(a)`",
+            )
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "out":
                 self.report(

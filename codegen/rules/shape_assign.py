@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from codegen.analysis import FRESH
-from codegen.rules.base import Example, Invalid, Rule
+from codegen.rules.base import Example, Idiom, Invalid, Rule
 
 
 def _shape_target(node: cst.Assign) -> Optional[cst.Attribute]:
@@ -17,7 +17,12 @@ def _shape_target(node: cst.Assign) -> Optional[cst.Attribute]:
 
 
 class ShapeAssign(Rule):
-    """Rewrite ``x.shape = s`` on local arrays to ``x = x.reshape(s)``; refuse it anywhere else."""
+    """Rewrite ``x.shape = s`` on local arrays to ``x = x.reshape(s)``; refuse it anywhere else.
+
+    The local array must be C-contiguous (created by ``np.zeros``-like calls, ``.copy()``, or reshaped from
+    one: NumPy refuses ``.shape =`` on other layouts, where ``reshape`` would copy) and no other live name
+    may refer to it (it would see the new shape in the template only).  Host code keeps ``.shape =``.
+    """
 
     NEEDS = ("<shape-write>",)
     VALID = (
@@ -51,6 +56,28 @@ class ShapeAssign(Rule):
             """,
         ),
     )
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                a = np.array(x)
+                a.shape = (2, 2)
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                a = np.asarray(x).copy()
+                a.shape = (2, 2)
+                return a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -81,9 +108,31 @@ class ShapeAssign(Rule):
             and self.arrays.status(target.value.value) == FRESH
         )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.owned: list[set[int]] = []
+
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.in_host:
+            return
+        for problem in self.flow(node).problems.values():
+            if problem.rule == self.NAME:
+                self.report(problem.node, problem.message, problem.idiom)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.owned.append(set() if self.in_host else self.flow(node, cache=False).owned_writes)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.owned.pop()
+        return updated_node
+
     def check_Assign(self, node: cst.Assign) -> None:
         target = _shape_target(node)
-        if target is not None and not self.in_host and not self._local(target):
+        if target is None or self.in_host:
+            return
+        if self.function_depth and isinstance(target.value, cst.Name):
+            return  # names inside functions: the flow analysis decides (check_FunctionDef)
+        if not self._local(target):
             self.report(
                 target,
                 "`.shape =` on something that is not a local array (an argument, a view or an attribute)",
@@ -91,7 +140,12 @@ class ShapeAssign(Rule):
             )
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        if not self._local(_shape_target(original_node)):
+        target = _shape_target(original_node)
+        if self.in_host or target is None:
+            return updated_node
+        if self.owned and id(original_node) not in self.owned[-1]:
+            return updated_node
+        if not self.owned and not self._local(target):
             return updated_node
         self.fire()
         name = updated_node.targets[0].target.value

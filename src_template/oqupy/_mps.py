@@ -121,6 +121,8 @@ def stored(exact: int, capacity: int) -> int:
 
 def unit(size: int) -> np.ndarray:
     """``(1, 0, ..., 0)``: the trivial bond vector (a bond of dimension 1, padded to ``size``)."""
+    if size < 1:
+        raise ValueError(f"a bond vector has at least one entry, not {size}")
     vector = np.zeros(size, dtype=np.complex128)
     vector[0] = 1.0
     return vector

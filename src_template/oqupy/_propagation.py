@@ -87,9 +87,7 @@ def loop_inputs(environments: List[Environment], vectors: np.ndarray) -> Loop:
                 padded = stack_padded(env.tensors, env.caps)
                 tensors.append(padded.tensors)
                 caps.append(padded.caps)
-                first = np.zeros(padded.caps.shape[1], dtype=config.NpDtype)
-                first[0] = 1.0
-                bond_vectors.append(first)
+                bond_vectors.append(np.eye(1, padded.caps.shape[1], dtype=config.NpDtype)[0])
             else:
                 tensors.append(env.tensors)
                 caps.append(env.caps)

@@ -20,14 +20,15 @@ def embed_delta(tensor: np.ndarray, index_scrambling: Tuple[int, ...]) -> np.nda
 
     Output axis ``k`` carries the index of input axis ``index_scrambling[k]``; entries whose repeated
     axes carry different indices are zero.  E.g. ``(1, 0, 0, 1)`` on a matrix gives
-    ``out[j, i, i, j] = tensor[i, j]``.  One scatter, no Python loop over elements.
+    ``out[j, i, i, j] = tensor[i, j]``.  A gather and a mask, no Python loop over elements.
     """
     out_shape = tuple(tensor.shape[axis] for axis in index_scrambling)
-    grid = np.indices(tensor.shape)
-    out_index = tuple(grid[axis] for axis in index_scrambling)
-    out = np.zeros(out_shape, dtype=tensor.dtype)
-    out[out_index] = tensor
-    return out
+    grid = np.indices(out_shape)
+    first = [index_scrambling.index(axis) for axis in range(tensor.ndim)]  # an output axis of each input axis
+    on_delta = np.ones(out_shape, dtype=bool)
+    for position, axis in enumerate(index_scrambling):
+        on_delta = on_delta & (grid[position] == grid[first[axis]])
+    return np.where(on_delta, tensor[tuple(grid[position] for position in first)], 0)
 
 
 def create_delta(tensor: np.ndarray, index_scrambling: Sequence[int]) -> np.ndarray:
@@ -37,10 +38,12 @@ def create_delta(tensor: np.ndarray, index_scrambling: Sequence[int]) -> np.ndar
 
 def add_singleton(tensor: np.ndarray, index: int = -1, copy: bool = True) -> np.ndarray:
     """Return ``tensor`` with a new axis of length one at position ``index``."""
-    result = np.array(tensor, copy=copy)
-    shape = list(result.shape)
+    shape = list(np.shape(tensor))
     position = index if index >= 0 else len(shape) + 1 + index
     shape.insert(position, 1)
+    if not copy:
+        return np.reshape(tensor, tuple(shape))  # a view where possible; the caller's array keeps its shape
+    result = np.asarray(tensor).copy()  # C-contiguous
     result.shape = tuple(shape)
     return result
 

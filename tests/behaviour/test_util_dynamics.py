@@ -51,6 +51,16 @@ def test_add_singleton_and_diagonal(oq):
         oq.util.is_diagonal_matrix(np.zeros((2, 3)))
 
 
+def test_add_singleton_leaves_the_callers_array_alone(oq):
+    # issue 17, class 9: the template reshaped the caller's array with copy=False, neither package did;
+    # now all three return a reshaped array and leave the argument's shape alone
+    x = np.arange(6.0).reshape(2, 3)
+    for copy in (True, False):
+        result = oq.util.add_singleton(x, 1, copy=copy)
+        assert np.asarray(result).shape == (2, 1, 3) and x.shape == (2, 3)
+        np.testing.assert_array_equal(np.asarray(result)[:, 0, :], x)
+
+
 def test_validators(oq):
     util = oq.util
     assert util.check_convert("1.5", float, "dt") == 1.5

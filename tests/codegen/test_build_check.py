@@ -59,7 +59,7 @@ def problems_in(repo):
 def spoil(repo):
     """One file of each kind the judgement tells apart."""
     target = repo / "generated/oqupy_jax/src/oqupy_jax/_tensors.py"
-    target.write_text(target.read_text().replace("return out", "return out * 1"))
+    target.write_text(target.read_text().replace("return result", "return result * 1"))
     template = repo / "src_template/oqupy/operators.py"
     template.write_text(template.read_text() + "\n\nANSWER = 42\n")
     (repo / "generated/oqupy_numpy/src/oqupy_numpy/extra.py").write_text("x = 1\n")
@@ -85,7 +85,7 @@ def test_full_check_judges_like_the_quick_one_and_adds_diffs(scratch):
     spoil(scratch)
     report = codegen_build.problems(scratch, codegen_build.build_tree(scratch))
     assert sorted(line.split("\n")[0] for line in report) == SPOILED
-    assert "+    return out\n" in "\n".join(report)
+    assert "+    return result\n" in "\n".join(report)
 
 
 def test_unused_rule_is_reported(scratch):

@@ -52,6 +52,21 @@ def test_invalid_example(rule, invalid):
     assert all(m.startswith(f"{PATH}:") for m in messages)
 
 
+IDIOMS = [
+    pytest.param(rule, idiom, id=f"{rule.NAME}-{i}") for rule in RULES for i, idiom in enumerate(rule.IDIOMS)
+]
+
+
+@pytest.mark.parametrize(("rule", "idiom"), IDIOMS)
+def test_idiom_before_is_refused_and_after_translates(rule, idiom):
+    output, ctx = run(idiom.before, idiom.backend)
+    assert output is None and any(d.rule == rule.NAME for d in ctx.diagnostics), [
+        str(d) for d in ctx.diagnostics
+    ]
+    output, ctx = run(idiom.after, idiom.backend)
+    assert output is not None, [str(d) for d in ctx.diagnostics]
+
+
 def test_every_rule_is_documented_by_examples():
     for rule in RULES:
         assert rule.__doc__ and rule.NAME

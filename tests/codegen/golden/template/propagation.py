@@ -20,19 +20,19 @@ def integrate_rate(rate: Callable[[float], float], t_end: float) -> float:
 @kernel(static=("num_steps",))
 def propagate(state: np.ndarray, propagators: np.ndarray, num_steps: int) -> np.ndarray:
     """Apply ``num_steps`` propagators to a vectorised state."""
-    states = np.zeros((num_steps + 1, state.shape[0]), dtype=config.NpDtype)
-    states[0] = state
+    states = np.zeros((num_steps + 1, state.shape[0]), dtype=np.complex128)
+    states[:1] = state
     for step in range(num_steps):
-        states[step + 1, :] = propagators[step] @ states[step]
-    states[:, 0] *= 1.0
-    return states
+        states[step + 1 : step + 2, :] = propagators[step] @ states[step]
+    states[:, :1] *= 1.0
+    return states.astype(config.NpDtype)
 
 
 def sampled_propagators(hamiltonian: Callable[[float], Matrix], times: np.ndarray, dt: float) -> np.ndarray:
     """expm(-i H(t) dt) for every time."""
     matrices = np.vectorize(hamiltonian)(times)
     stack = np.stack([scipy.linalg.expm(-1j * dt * h) for h in matrices])
-    flat = np.zeros(stack.size, dtype=config.NpDtype)
+    flat = np.zeros(stack.size, dtype=np.complex128)
     flat[...] = stack.reshape(-1)
     flat.shape = stack.shape
     return flat

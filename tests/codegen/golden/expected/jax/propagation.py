@@ -21,19 +21,19 @@ def integrate_rate(rate: Callable[[float], float], t_end: float) -> float:
 @partial(jax.jit, static_argnames=("num_steps",))
 def propagate(state: jax.Array, propagators: jax.Array, num_steps: int) -> jax.Array:
     """Apply ``num_steps`` propagators to a vectorised state."""
-    states = jnp.zeros((num_steps + 1, state.shape[0]), dtype=config.NpDtype)
-    states = states.at[0].set(state)
+    states = jnp.zeros((num_steps + 1, state.shape[0]), dtype=jnp.complex128)
+    states = states.at[:1].set(state)
     for step in range(num_steps):
-        states = states.at[step + 1, :].set(propagators[step] @ states[step])
-    states = states.at[:, 0].multiply(1.0)
-    return states
+        states = states.at[step + 1 : step + 2, :].set(propagators[step] @ states[step])
+    states = states.at[:, :1].multiply(1.0)
+    return states.astype(config.NpDtype)
 
 
 def sampled_propagators(hamiltonian: Callable[[float], Matrix], times: jax.Array, dt: float) -> jax.Array:
     """expm(-i H(t) dt) for every time."""
     matrices = jnp.vectorize(hamiltonian, signature="()->(m,m)")(times)
     stack = jnp.stack([jsl.expm(-1j * dt * h) for h in matrices])
-    flat = jnp.zeros(stack.size, dtype=config.NpDtype)
+    flat = jnp.zeros(stack.size, dtype=jnp.complex128)
     flat = flat.at[...].set(stack.reshape(-1))
     flat = flat.reshape(stack.shape)
     return flat

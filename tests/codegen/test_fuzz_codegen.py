@@ -1,0 +1,260 @@
+"""The transformer's promise, fuzzed: whatever it accepts means the same in the template, ``oqupy_numpy``
+and ``oqupy_jax`` (results and the caller's inputs afterwards); whatever it refuses carries a diagnostic
+with ``file:line:col`` and a rule.
+
+The CI run is derandomized (a fixed sequence of programs) with a small budget; a maintainer's long run:
+``OQUPY_FUZZ_EXAMPLES=5000 pytest tests/codegen/test_fuzz_codegen.py -k random`` (and ``OQUPY_FUZZ_STATS=path``
+to write the counts of agreements and refusals by rule as JSON).  See docs/architecture.md.
+"""
+
+import collections
+import json
+import os
+
+import jax
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.codegen.fuzz_programs import judge, programs
+
+jax.config.update("jax_enable_x64", True)
+
+EXAMPLES = int(os.environ.get("OQUPY_FUZZ_EXAMPLES", "60"))
+STATS = os.environ.get("OQUPY_FUZZ_STATS")
+_counts: collections.Counter = collections.Counter()
+_failures: list[str] = []
+
+
+@settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(programs())
+def test_random_programs_translate_exactly_or_are_refused(source):
+    outcome = judge(source)
+    _counts["programs"] += 1
+    _counts[outcome.kind] += 1
+    for rule in outcome.rules:
+        _counts[f"refused-by:{rule}"] += 1
+    if STATS:
+        if outcome.kind in ("silent", "loud"):
+            _failures.append(f"{outcome.kind}: {outcome.detail}\n{source}")
+        with open(STATS, "w") as handle:
+            json.dump({"counts": dict(sorted(_counts.items())), "failures": _failures}, handle, indent=1)
+        return
+    assert outcome.kind in ("agree", "refused"), f"{outcome.kind}: {outcome.detail}\n\n{source}"
+
+
+# -- one named regression per class of issue 17 ------------------------------------------------------------
+
+SIGNATURE = "def f(x: np.ndarray, k: np.ndarray, m: np.ndarray, n: int, u, idx: list):"
+
+
+def program(body: str, header: str = "") -> str:
+    lines = "\n".join("    " + line for line in body.strip().splitlines())
+    return f"import numpy as np\n{header}\n\n{SIGNATURE}\n{lines}\n"
+
+
+def refused_by(rule: str, body: str, header: str = "") -> None:
+    outcome = judge(program(body, header))
+    assert outcome.kind == "refused" and rule in outcome.rules, (outcome, body)
+
+
+def agrees(body: str, header: str = "") -> None:
+    outcome = judge(program(body, header))
+    assert outcome.kind == "agree", (outcome, body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = np.zeros(3)\nw = a[1:]\na[1] = 5.0\nreturn w",
+        "a = np.zeros(3)\nw = a\na[1] = 5.0\nreturn w",
+        "a = w = np.zeros(3)\na[1] = 5.0\nreturn w",
+        "a = np.zeros(3)\nlst = [a]\na[1] = 5.0\nreturn lst",
+        "a = np.zeros(3)\nd = {'k': a}\na[1] = 5.0\nreturn d",
+    ],
+)
+def test_class1_write_to_a_base_while_an_alias_or_view_lives_is_refused(body):
+    refused_by("view-write", body)
+
+
+def test_class1_a_view_whose_base_is_dead_may_be_written():
+    agrees("a = np.zeros(4)\nw = a[1:]\nw[:2] = 5.0\nreturn w")
+
+
+@pytest.mark.parametrize(
+    ("rule", "body"),
+    [
+        ("argument-write", "y = np.atleast_1d(x)\ny[0] = 1.0\nreturn y"),
+        ("argument-write", "y = np.array(x, copy=False)\ny[0] = 1.0\nreturn y"),
+        ("argument-write", "y = x.astype(np.float64, copy=False)\ny[0] = 1.0\nreturn y"),
+        ("view-write", "a = np.arange(4.0)\nw = np.flip(a)\nw[0] = 1.0\nreturn a, w"),
+        ("view-write", "a = np.arange(4.0)\nw = a.conj()\nw[0] = 1.0\nreturn a, w"),
+        ("view-write", "a = np.arange(4.0)\nw = np.imag(a)\nw[0] = 1.0\nreturn w"),
+        ("view-write", "a = np.arange(4.0)\nw = np.broadcast_to(a, (2, 4))\nw[0, 0] = 1.0\nreturn w"),
+        ("view-write", "a = np.ones((3, 3))\nw = np.diag(a)\nw[0] = 2.0\nreturn w"),
+    ],
+)
+def test_class2_functions_that_may_return_views_are_not_fresh(rule, body):
+    refused_by(rule, body)
+
+
+@pytest.mark.parametrize(
+    ("rule", "body"),
+    [
+        ("argument-write", "if n > 3:\n    x = x.copy()\nx[0] = 9.0\nreturn x"),
+        (
+            "view-write",
+            "a = np.zeros(4)\nif n > 3:\n    w = a[1:]\nelse:\n    w = a.copy()\nw[0] = 1.0\nreturn a, w",
+        ),
+        (
+            "view-write",
+            "a = np.zeros(6)\nw = np.zeros(3)\nfor i in range(3):\n    w[0] = 1.0\n    w = a[i:i + 3]\nreturn a",
+        ),
+        ("view-write", "a = np.zeros(4)\nw = a if n > 3 else a.copy()\nw[0] = 1.0\nreturn a, w"),
+    ],
+)
+def test_class3_facts_are_flow_sensitive(rule, body):
+    refused_by(rule, body)
+
+
+def test_class3_a_copy_on_every_path_may_be_written():
+    agrees("if n > 3:\n    y = np.array(x)\nelse:\n    y = np.array(x) * 2.0\ny[:1] = 9\nreturn x, y")
+    refused_by("argument-write", "y = x.copy()\ny[:1] = 9\nreturn x, y")  # a NumPy array in oqupy_jax
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = np.zeros(4)\na[6] = 0.0\nreturn a",
+        "a = np.zeros(4)\na[-6] = 0.0\nreturn a",
+        "a = np.zeros(4)\ntry:\n    a[6] = 0.0\nexcept IndexError:\n    pass\nreturn a",
+        "a = np.zeros(n)\nfor i in range(4):\n    a[i] = 1.0\nreturn a",
+        "a = np.zeros(4)\nfor i in range(n):\n    a[i + 1] = 1.0\nreturn a",
+    ],
+)
+def test_class4_writes_not_provably_in_bounds_are_refused(body):
+    refused_by("index-safety", body)
+
+
+def test_class4_provably_in_bounds_writes_translate():
+    agrees(
+        "a = np.zeros((n, 4))\nfor i in range(n):\n    a[i, 3] = 1.0\n    a[-1 - i, 0] += 2.0\n    a[n - 1 - i, -4] -= 1.0\nreturn a"
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = np.zeros(4)\nidx2 = [1, 1, 2]\na[idx2] += 1.0\nreturn a",
+        "a = np.zeros(4)\nix = m.argmax(axis=1)\na[ix] += 1.0\nreturn a",
+        "a = np.zeros(4)\nfor r in [1, 1]:\n    a[r] += 1.0\nreturn a",
+        "a = np.zeros(4)\na[idx] += 1.0\nreturn a",
+    ],
+)
+def test_class5_augmented_writes_through_possible_duplicates_are_refused(body):
+    refused_by("index-safety", body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = np.arange(4)\na /= 2\nreturn a",
+        "a = np.zeros(4)\na += 1j\nreturn a",
+        "a = np.zeros(4)\nb = np.ones((2, 4))\na *= b\nreturn a",
+        "a = np.ones((4, 4))\nb = np.ones((4, 2))\na @= b\nreturn a",
+    ],
+)
+def test_class6_inplace_operators_that_would_change_dtype_or_shape_are_refused(body):
+    refused_by("dtype-safety", body)
+
+
+def test_class6_inplace_operators_that_keep_dtype_and_shape_translate():
+    agrees("a = np.zeros(4)\na += 1.0\na *= np.ones(4)\na /= 2\nb = np.arange(4)\nb //= 2\nreturn a, b")
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["a = np.arange(4)\na[3] /= 2\nreturn a", "a = np.zeros(4, dtype=np.int64)\na[0] **= 0.5\nreturn a"],
+)
+def test_class7_integer_dtype_under_at_is_refused(body):
+    refused_by("dtype-safety", body)
+
+
+@pytest.mark.parametrize(
+    ("rule", "body"),
+    [
+        ("argument-write", "u += 1.0\nreturn u"),
+        ("argument-write", "u[0] = 1.0\nreturn u"),
+        ("inplace-method", "b = x.flatten()\nb.sort()\nreturn b"),
+    ],
+)
+def test_class8_unannotated_argument_writes_and_inplace_methods_are_refused(rule, body):
+    refused_by(rule, body)
+
+
+def test_class8_string_annotations_do_not_count_as_arrays():
+    source = "import numpy as np\n\n\ndef f(x: 'np.ndarray'):\n    x += 1.0\n    return x\n"
+    outcome = judge_source_only(source)
+    assert outcome == ["argument-write"]
+
+
+def judge_source_only(source: str) -> list[str]:
+    from tests.codegen.fuzz_programs import translations
+
+    outputs, diagnostics = translations(source)
+    assert outputs["jax"] is None
+    return sorted({d.split("[")[1].split("]")[0] for d in diagnostics})
+
+
+def test_class9_shape_assignment_on_a_non_contiguous_or_shared_array_is_refused():
+    refused_by("shape-assign", "a = np.arange(12.0)\nw = a[::2]\nw.shape = (2, 3)\nreturn w")
+    refused_by("shape-assign", "a = np.arange(12.0).reshape(3, 4).T\na.shape = (12,)\nreturn a")
+    refused_by("shape-assign", "a = np.zeros(4)\nw = a\na.shape = (2, 2)\nreturn w")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = np.zeros(4)\na.shape = (2, 2)\na[0, 1] = 1.0\nreturn a",
+        "a, b = np.zeros(3), np.ones(3)\na[0] = 2.0\nb[2] += 1.0\nreturn a, b",
+        "a = np.arange(6.0).reshape(2, 3)\na[1, 2] = 0.0\nreturn a",
+        "a = np.zeros(4)\nfor i in range(4):\n    a[-1 - i] += i\nreturn a",
+        "a = np.arange(4.0)\na[a > 1.5] = 0.0\na[a > 0.5] += 1.0\nreturn a",
+        "a = np.arange(4.0)\nmask = a > 1.5\na[mask] = 0.0\nreturn a",
+        "if n < 1:\n    raise ValueError('n')\na = np.zeros(n)\na[0] = 1.0\na[-1] += 2.0\na[-n] *= 3.0\nreturn a",
+        "lst = []\nfor i in range(3):\n    b = np.zeros(3)\n    b[0] = 1.0\n    lst.append(b)\nreturn lst",
+    ],
+)
+def test_former_loud_failures_and_over_refusals_now_translate(body):
+    agrees(body)
+
+
+@pytest.mark.parametrize(
+    ("rule", "body"),
+    [
+        ("chained-write", "a = np.arange(4.0)\na[0], a[1] = a[1], a[0]\nreturn a"),
+        ("closure-write", "a = np.zeros(3)\n\ndef g():\n    a[0] = 1.0\n\ng()\nreturn a"),
+        ("out-argument", "a = np.zeros(4)\nnp.exp(x, a)\nreturn a"),
+    ],
+)
+def test_former_loud_failures_are_refused(rule, body):
+    refused_by(rule, body)
+
+
+def test_donated_arrays_are_not_used_after_the_call():
+    header = (
+        'from oqupy._codegen import kernel\n\n\n@kernel(donate=("y",))\n'
+        "def double(y: np.ndarray) -> np.ndarray:\n    return 2 * y\n"
+    )
+    refused_by("kernel-jit", "a = x * 1.0\nb = double(a)\nreturn a, b", header)
+    agrees("a = x * 1.0\na = double(a)\nreturn a", header)
+    source = program(
+        "return x",
+        'from oqupy._codegen import kernel\n\n\n@kernel(donate="x")\ndef g(x: float):\n    return x\n',
+    )
+    assert "kernel-jit" in judge(source).rules
