@@ -12,7 +12,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 from oqupy import operators
-from oqupy._system_base import check_matrix
+from oqupy._system_base import build_liouvillian, check_matrix
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import NpDtype
 
@@ -103,7 +103,7 @@ class SystemChain(BaseAPIClass):
     def add_site_hamiltonian(self, site: int, hamiltonian: np.ndarray) -> None:
         """Add ``-i [H, rho_n]`` to site ``site``."""
         operator = self._site_operator(site, hamiltonian, "hamiltonian")
-        self._site_liouvillians[site] = self._site_liouvillians[site] - 1j * operators.commutator(operator)
+        self._site_liouvillians[site] = self._site_liouvillians[site] + build_liouvillian(operator, [], [])
 
     def add_site_liouvillian(self, site: int, liouvillian: np.ndarray) -> None:
         """Add a superoperator (``d_n^2 x d_n^2``) to site ``site``."""
@@ -116,10 +116,8 @@ class SystemChain(BaseAPIClass):
     def add_site_dissipation(self, site: int, lindblad_operator: np.ndarray, gamma: float = 1.0) -> None:
         """Add ``gamma (A rho A^dagger - {A^dagger A, rho} / 2)`` to site ``site``."""
         operator = self._site_operator(site, lindblad_operator, "lindblad_operator")
-        rate = _check_rate(gamma)
-        dagger = operator.conj().T
-        term = operators.left_right_super(operator, dagger) - 0.5 * operators.acommutator(dagger @ operator)
-        self._site_liouvillians[site] = self._site_liouvillians[site] + rate * term
+        term = build_liouvillian(np.zeros_like(operator), [_check_rate(gamma)], [operator])
+        self._site_liouvillians[site] = self._site_liouvillians[site] + term
 
     def add_nn_hamiltonian(self, site: int, hamiltonian_l: np.ndarray, hamiltonian_r: np.ndarray) -> None:
         """Add ``-i [H_l (x) H_r, rho_{n,n+1}]`` to the bond ``(site, site + 1)``."""
