@@ -2,12 +2,15 @@
 
 The chain is held as site tensors ``Gamma_k[L, P, A, R]`` and bond weights ``Lambda_0 ... Lambda_n``
 (vectors; ``Lambda_0`` and ``Lambda_n`` are ones on the open ends), the state being
-``Lambda_0 Gamma_0 Lambda_1 Gamma_1 ... Gamma_{n-1} Lambda_n``.  Ranks are decided on the host
-(:func:`oqupy._mps.truncation_rank`).  ``oqupy_numpy`` keeps exact bond dimensions; ``oqupy_jax`` pads every
-bond created by a split and every process-tensor leg (:func:`padded`: a bucket of :func:`oqupy._mps.bucket`,
-at least ``MIN_PADDED``, and a bond never shrinks) with zero weights and zero tensor entries, so that each
-kernel compiles for a few shapes, not once per bond dimension.  A zero weight has a zero inverse
-(:func:`inverse_weights`), so padding never enters a result.
+``Lambda_0 Gamma_0 Lambda_1 Gamma_1 ... Gamma_{n-1} Lambda_n``.  A two-site gate is one kernel
+(:func:`apply_nn_gate`) whose three truncation ranks are decided on the device.
+
+``oqupy_numpy`` keeps exact bond dimensions.  ``oqupy_jax`` stores every inner bond of the chain with a
+per-run *capacity* and every process-tensor leg padded (:func:`padded`), with zero weights and zero tensor
+entries; a zero weight has a zero inverse (:func:`inverse_weights`), so padding never enters a result.  The
+shapes of a gate then depend only on the capacities and on which sites are ends or carry an environment, so a
+run compiles each kernel a few times, not once per bond dimension.  A rank above its capacity is reported
+(``needed``) and the caller repeats the step with larger capacities (:func:`capacity`).
 """
 
 from typing import Any, List, Sequence, Tuple
@@ -15,12 +18,19 @@ from typing import Any, List, Sequence, Tuple
 import numpy as np
 
 from oqupy._codegen import BACKEND, kernel
-from oqupy._mps import bucket, svd, truncation_rank
+from oqupy._mps import bucket, kept_rank, kept_size, svd
+from oqupy._steps import initial_capacity
 
 __runs_on__ = "device"
 
 MIN_PADDED = 16
 """Smallest stored size of a padded bond or leg in ``oqupy_jax``."""
+
+
+def capacity(rank: int) -> int:
+    """Capacity of the chain's bonds that holds ``rank``: in ``oqupy_jax`` a step of
+    :func:`oqupy._steps.capacity_for`, at least ``MIN_PADDED``; in ``oqupy_numpy`` unbounded (exact bonds)."""
+    return max(initial_capacity(rank), MIN_PADDED)
 
 
 def padded(rank: int, floor: int = MIN_PADDED) -> int:
@@ -39,7 +49,7 @@ def keep_triplets(
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The first ``size`` singular triplets, zero beyond ``rank`` and zero-padded up to ``size``.
 
-    Called inside kernels with ``size`` static (:func:`padded`) and ``rank`` traced.
+    Called inside kernels with ``size`` static and ``rank`` traced.
     """
     keep = min(size, values.shape[0])
     mask = np.arange(keep) < rank
@@ -71,62 +81,40 @@ def absorb_process_tensor(gamma: np.ndarray, mpo: np.ndarray) -> np.ndarray:
     return np.transpose(np.tensordot(gamma, mpo, axes=([1, 2], [2, 0])), (0, 3, 2, 1))
 
 
-@kernel
 def _split_sites(
     lambda_l: np.ndarray, gamma_l: np.ndarray, gamma_r: np.ndarray, lambda_r: np.ndarray
-) -> Tuple[np.ndarray, ...]:
-    """SVDs of the two sites with their outer weights, as ``[(L, A), (P, M)]`` and ``[(M, P), (A, R)]``."""
+) -> Tuple[np.ndarray, np.ndarray]:
+    """The two sites with their outer weights as matrices ``[(L, A), (P, M)]`` and ``[(M, P), (A, R)]``."""
     left = np.transpose(lambda_l[:, None, None, None] * gamma_l, (0, 2, 1, 3))
     right = gamma_r * lambda_r[None, None, None, :]
     left = left.reshape(left.shape[0] * left.shape[1], left.shape[2] * left.shape[3])
     right = right.reshape(right.shape[0] * right.shape[1], right.shape[2] * right.shape[3])
-    return svd(left) + svd(right)
+    return left, right
 
 
-@kernel(static=("size_l", "size_r"))
-def _gate_theta(
-    split_l: Tuple[np.ndarray, ...],
-    split_r: Tuple[np.ndarray, ...],
-    ranks: Tuple[Any, Any],
-    size_l: int,
-    size_r: int,
-    gate_l: np.ndarray,
-    lambda_m: np.ndarray,
-    gate_r: np.ndarray,
-) -> Tuple[np.ndarray, ...]:
-    """The gate on the two middle parts, ``theta[(k, o_l), (o_r, j)]`` and its SVD.
-
-    ``split_l`` and ``split_r`` are the SVDs of :func:`_split_sites`, kept to ``ranks`` (padded to ``size_l``,
-    ``size_r``); returns the two isometries carrying the process-tensor legs and the SVD of ``theta``.
-    """
-    isometry_l, values_l, rest_l = keep_triplets(split_l[0], split_l[1], split_l[2], ranks[0], size_l)
-    rest_r, values_r, isometry_r = keep_triplets(split_r[0], split_r[1], split_r[2], ranks[1], size_r)
-    middle_l = (values_l[:, None] * rest_l).reshape(size_l, gate_l.shape[1], lambda_m.shape[0])
-    middle_r = (rest_r * values_r[None, :]).reshape(lambda_m.shape[0], gate_r.shape[2], size_r)
+def _theta(
+    middle_l: np.ndarray, lambda_m: np.ndarray, middle_r: np.ndarray, gate_l: np.ndarray, gate_r: np.ndarray
+) -> np.ndarray:
+    """The gate on the two middle parts ``middle_l[k, p, m]``, ``middle_r[m, q, j]``: ``theta[(k, o_l), (o_r, j)]``."""
     product = np.tensordot(middle_l * lambda_m[None, None, :], gate_l, axes=([1], [1]))  # [k, m, o, b]
     product = np.tensordot(product, middle_r, axes=([1], [0]))  # [k, o, b, q, j]
     theta = np.transpose(np.tensordot(product, gate_r, axes=([2, 3], [0, 2])), (0, 1, 3, 2))  # [k, o, s, j]
-    theta = theta.reshape(theta.shape[0] * theta.shape[1], theta.shape[2] * theta.shape[3])
-    return (isometry_l, isometry_r) + svd(theta)
+    return theta.reshape(theta.shape[0] * theta.shape[1], theta.shape[2] * theta.shape[3])
 
 
-@kernel(static=("size",))
 def _new_gammas(
     lambda_l: np.ndarray,
     isometry_l: np.ndarray,
-    split: Tuple[np.ndarray, ...],
-    rank: Any,
-    size: int,
+    left: np.ndarray,
+    right: np.ndarray,
     isometry_r: np.ndarray,
     lambda_r: np.ndarray,
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The two new site tensors ``[L, P, A, R]`` and the new middle weights (``split`` kept to ``rank``).
+) -> Tuple[np.ndarray, np.ndarray]:
+    """The two new site tensors ``[L, P, A, R]``, the outer weights divided out again.
 
-    ``isometry_l[(l, a), k]``, ``left[(k, o), x]``, ``right[x, (s, j)]``, ``isometry_r[j, (b, r)]``; the outer
-    weights are divided out again.
+    ``isometry_l[(l, a), k]``, ``left[(k, o), x]``, ``right[x, (s, j)]``, ``isometry_r[j, (b, r)]``.
     """
-    left, values, right = keep_triplets(split[0], split[1], split[2], rank, size)
-    middle_l, middle_r = isometry_l.shape[1], isometry_r.shape[0]
+    middle_l, middle_r, size = isometry_l.shape[1], isometry_r.shape[0], left.shape[1]
     iso_l = isometry_l.reshape(lambda_l.shape[0], isometry_l.shape[0] // lambda_l.shape[0], middle_l)
     iso_r = isometry_r.reshape(middle_r, isometry_r.shape[1] // lambda_r.shape[0], lambda_r.shape[0])
     part_l = left.reshape(middle_l, left.shape[0] // middle_l, size)
@@ -135,38 +123,57 @@ def _new_gammas(
         inverse_weights(lambda_l)[:, None, None] * iso_l, part_l, axes=([2], [0])
     )  # [l, a, o, x]
     gamma_r = np.tensordot(part_r, iso_r * inverse_weights(lambda_r)[None, None, :], axes=([2], [0]))
-    return np.transpose(gamma_l, (0, 2, 1, 3)), values, gamma_r
+    return np.transpose(gamma_l, (0, 2, 1, 3)), gamma_r
 
 
+@kernel(static=("capacities",))
 def apply_nn_gate(
-    lambdas: Sequence[np.ndarray],
+    lambdas: Tuple[np.ndarray, np.ndarray, np.ndarray],
     gamma_l: np.ndarray,
     gamma_r: np.ndarray,
     gate_l: np.ndarray,
     gate_r: np.ndarray,
     epsrel: float,
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A two-site gate on neighbouring sites (Fux et al. 2023, supplement Fig. S2).
+    capacities: Tuple[int, int],
+    needed: np.ndarray,
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A two-site gate on neighbouring sites (Fux et al. 2023, supplement Fig. S2), one kernel.
 
     ``lambdas`` are the weights left of, between and right of the two sites.  The process-tensor legs are
     split off each site (with its outer weight) by an SVD, the gate acts on the two middle parts, a third SVD
     gives the new middle weights, and the outer weights are divided out.  Every SVD is truncated with
-    ``epsrel``; the three ranks are decided on the host between three kernels.
+    ``epsrel``, its rank decided on the device (:func:`oqupy._mps.kept_rank`).
+
+    ``capacities = (bond, inner)``: in ``oqupy_jax`` the new middle bond is stored with ``bond`` entries and
+    the two split-off bonds with ``inner`` (static: one compilation per pair and per shape of the sites), the
+    triplets beyond each rank masked; ``oqupy_numpy`` keeps exact ranks and ignores them.  ``needed`` is the
+    running maximum ``(bond rank, inner rank)`` of the caller's step; a rank above its capacity is an overflow
+    (the result is then truncated to the capacity, and the caller computes the step again with larger ones).
 
     Returns
     -------
-    gamma_l, lambda_m, gamma_r: ndarray
-        The new tensors of the two sites and the new weights between them.
+    gamma_l, lambda_m, gamma_r, needed: ndarray
+        The new tensors of the two sites, the new weights between them and the updated ``needed``.
     """
     lambda_l, lambda_m, lambda_r = lambdas
-    splits = _split_sites(lambda_l, gamma_l, gamma_r, lambda_r)
-    rank_l, rank_r = truncation_rank(splits[1], epsrel), truncation_rank(splits[4], epsrel)
-    isometry_l, isometry_r, *split = _gate_theta(
-        splits[:3], splits[3:], (rank_l, rank_r), padded(rank_l), padded(rank_r), gate_l, lambda_m, gate_r
+    matrix_l, matrix_r = _split_sites(lambda_l, gamma_l, gamma_r, lambda_r)
+    left_u, left_s, left_v = svd(matrix_l)
+    right_u, right_s, right_v = svd(matrix_r)
+    rank_l, rank_r = kept_rank(left_s, epsrel), kept_rank(right_s, epsrel)
+    isometry_l, values_l, rest_l = keep_triplets(
+        left_u, left_s, left_v, rank_l, kept_size(rank_l, capacities[1])
     )
-    rank = truncation_rank(split[1], epsrel)
-    size = padded(rank, max(MIN_PADDED, lambda_m.shape[0]))
-    return _new_gammas(lambda_l, isometry_l, tuple(split), rank, size, isometry_r, lambda_r)
+    rest_r, values_r, isometry_r = keep_triplets(
+        right_u, right_s, right_v, rank_r, kept_size(rank_r, capacities[1])
+    )
+    middle_l = (values_l[:, None] * rest_l).reshape(values_l.shape[0], gate_l.shape[1], lambda_m.shape[0])
+    middle_r = (rest_r * values_r[None, :]).reshape(lambda_m.shape[0], gate_r.shape[2], values_r.shape[0])
+    theta_u, theta_s, theta_v = svd(_theta(middle_l, lambda_m, middle_r, gate_l, gate_r))
+    rank = kept_rank(theta_s, epsrel)
+    left, values, right = keep_triplets(theta_u, theta_s, theta_v, rank, kept_size(rank, capacities[0]))
+    new_l, new_r = _new_gammas(lambda_l, isometry_l, left, right, isometry_r, lambda_r)
+    ranks = np.stack([rank, np.maximum(rank_l, rank_r)])
+    return new_l, values, new_r, np.maximum(needed, ranks)
 
 
 @kernel

@@ -138,12 +138,20 @@ def split_capped(
     """
     left, values, right = svd(matrix)
     rank = kept_rank(values, epsrel)
-    if BACKEND == "jax":
-        size = capacity
-    else:
-        size = int(rank)
-    left, right = truncate(left, values, right, rank, size, weights_left)
+    left, right = truncate(left, values, right, rank, kept_size(rank, capacity), weights_left)
     return left, right, rank
+
+
+def kept_size(rank: Any, capacity: int) -> int:
+    """Stored size of a truncation to ``rank`` (from :func:`kept_rank`) inside a kernel.
+
+    ``oqupy_jax``: ``capacity`` (static; triplets beyond the traced ``rank`` are masked); ``oqupy_numpy``: the
+    rank itself.
+    """
+    if BACKEND == "jax":
+        return capacity
+    else:
+        return int(rank)
 
 
 def bucket(rank: int) -> int:

@@ -8,8 +8,9 @@ again; the pre-controls of the new step; the read-out (trace, bond dimensions, r
 2 Trotter layers (:func:`oqupy.mps_mpo.compute_tebd_propagator`) and the relative-Frobenius truncation with
 ``epsrel`` at every SVD.
 
-The driver runs on the host; the tensor work is :mod:`oqupy._chain_mps` (``jax.numpy`` in ``oqupy_jax``, one
-compilation per tensor shape).  ``backend_config`` is accepted for OQuPy compatibility and ignored: OQuPy's
+The driver runs on the host; the tensor work is :mod:`oqupy._chain_mps` (in ``oqupy_jax`` one compiled kernel
+per two-site gate, truncation decided on the device, bonds stored with per-run capacities that grow when a step
+overflows them; the step is then repeated).  ``backend_config`` is accepted for OQuPy compatibility and ignored: OQuPy's
 ``'parallel'`` option (gate layers in a process or thread pool) has no effect here, the gates of a layer run
 one after the other.  Results (states, norms) are NumPy in both packages.
 """
@@ -23,11 +24,13 @@ from oqupy._chain_mps import (
     absorb_process_tensor,
     apply_nn_gate,
     apply_site_operator,
+    capacity,
     environments,
     padded,
     reduced_vector,
     trace_site,
 )
+from oqupy._mps import stored
 from oqupy._process_tensor_base import BaseProcessTensor
 from oqupy._system_chain import SystemChain
 from oqupy.base_api import BaseAPIClass
@@ -209,6 +212,7 @@ class PtTebd(BaseAPIClass):
         self._gammas: List[Any] = []
         self._pt_legs: List[int] = []
         self._lambdas: List[Any] = []
+        self._capacities = (0, 0)
         self._results: Dict[str, Any] = {}
         self._step: Optional[int] = None
         self._traces: Optional[tuple] = None
@@ -249,10 +253,20 @@ class PtTebd(BaseAPIClass):
             self._chain, self._parameters.dt / 2.0, self._parameters.epsrel, self._parameters.order
         )
         gammas, lambdas = self._initial_mps.gammas, self._initial_mps.lambdas
-        ends = (np.ones(gammas[0].shape[0], dtype=NpDtype), np.ones(gammas[-1].shape[3], dtype=NpDtype))
+        # the weights as real vectors (AugmentedMPS checks them real and positive), as the gates return them
+        ends = (np.ones(gammas[0].shape[0]), np.ones(gammas[-1].shape[3]))
         self._gammas = list(gammas)
         self._pt_legs = [gamma.shape[2] for gamma in gammas]
-        self._lambdas = [ends[0]] + list(lambdas) + [ends[1]]
+        self._lambdas = [ends[0]] + [np.real(weights) for weights in lambdas] + [ends[1]]
+        for site, process_tensor in enumerate(self._process_tensors):
+            if process_tensor is not None:
+                gamma = self._gammas[site]
+                self._gammas[site] = _pad(
+                    gamma, gamma.shape[:2] + (padded(gamma.shape[2]),) + gamma.shape[3:]
+                )
+        inner = [weights.shape[0] for weights in self._lambdas[1:-1]]
+        self._capacities = (capacity(max(inner, default=1)), capacity(1))
+        self._pad_bonds()
         pt_bonds = {}
         for site, process_tensor in enumerate(self._process_tensors):
             if process_tensor is not None:
@@ -292,10 +306,28 @@ class PtTebd(BaseAPIClass):
         """Advance by one time step (see the module docstring)."""
         if self._step is None:
             self.initialize()
-        assert self._step is not None and self._propagator is not None
+        assert self._step is not None
+        saved = (self._step, list(self._gammas), list(self._lambdas))
+        needed = self._advance()
+        while needed[0] > self._capacities[0] or needed[1] > self._capacities[1]:
+            # oqupy_jax only: a rank outgrew its capacity; the step again from its start with larger ones.  The
+            # ranks of a truncated attempt understate the later gates' ranks: a quarter more than was seen.
+            self._step, self._gammas, self._lambdas = saved[0], list(saved[1]), list(saved[2])
+            self._capacities = (
+                max(self._capacities[0], capacity(needed[0] + needed[0] // 4)),
+                max(self._capacities[1], capacity(needed[1] + needed[1] // 4)),
+            )
+            self._pad_bonds()
+            needed = self._advance()
+        self._apply_controls(self._step, post=False)
+        self._record()
+
+    def _advance(self) -> tuple:
+        """The step up to its pre-controls; returns the largest (bond, inner) ranks the gates needed."""
+        assert self._step is not None
         self._apply_controls(self._step, post=True)
         self._step += 1
-        self._apply_layers()
+        needed = self._apply_layers(np.zeros(2, dtype=np.int64))
         for site, process_tensor in enumerate(self._process_tensors):
             if process_tensor is None:
                 continue
@@ -309,24 +341,38 @@ class PtTebd(BaseAPIClass):
                 self._gammas[site] = absorb_process_tensor(
                     self._gammas[site], _pad(mpo, legs + mpo.shape[2:])
                 )
-        self._apply_layers()
-        self._apply_controls(self._step, post=False)
-        self._record()
+        needed = self._apply_layers(needed)
+        return tuple(int(rank) for rank in np.asarray(needed))
 
-    def _apply_layers(self) -> None:
+    def _apply_layers(self, needed: Any) -> Any:
         assert self._propagator is not None
         for layer in self._propagator.gate_layers:
             for gate in layer.gates:
                 left = gate.sites[0]
-                new_l, new_m, new_r = apply_nn_gate(
-                    self._lambdas[left : left + 3],
+                new_l, new_m, new_r, needed = apply_nn_gate(
+                    (self._lambdas[left], self._lambdas[left + 1], self._lambdas[left + 2]),
                     self._gammas[left],
                     self._gammas[left + 1],
                     gate.tensors[0],
                     gate.tensors[1],
                     self._parameters.epsrel,
+                    self._capacities,
+                    needed,
                 )
                 self._gammas[left], self._lambdas[left + 1], self._gammas[left + 1] = new_l, new_m, new_r
+        self._traces = None
+        return needed
+
+    def _pad_bonds(self) -> None:
+        """``oqupy_jax``: the inner bonds of the chain padded to the bond capacity (exact in ``oqupy_numpy``)."""
+        last = len(self._gammas) - 1
+        for site, gamma in enumerate(self._gammas):
+            left = gamma.shape[0] if site == 0 else stored(gamma.shape[0], self._capacities[0])
+            right = gamma.shape[3] if site == last else stored(gamma.shape[3], self._capacities[0])
+            self._gammas[site] = _pad(gamma, (left, gamma.shape[1], gamma.shape[2], right))
+        for bond in range(1, last + 1):
+            weights = self._lambdas[bond]
+            self._lambdas[bond] = _pad(weights, (stored(weights.shape[0], self._capacities[0]),))
         self._traces = None
 
     def _apply_controls(self, step: int, post: bool) -> None:
@@ -424,6 +470,8 @@ def _identity_vector(dim: int) -> np.ndarray:
 
 def _pad(tensor: np.ndarray, shape: tuple) -> np.ndarray:
     """``tensor`` padded with zeros at the end of each leg up to ``shape`` (``oqupy_jax``'s padding)."""
+    if tuple(tensor.shape) == tuple(shape):
+        return tensor
     return np.pad(tensor, [(0, size - length) for size, length in zip(shape, tensor.shape)])
 
 
