@@ -19,7 +19,7 @@ from tests.codegen.fuzz_programs import judge, programs
 
 jax.config.update("jax_enable_x64", True)
 
-EXAMPLES = int(os.environ.get("OQUPY_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("OQUPY_FUZZ_EXAMPLES", "48"))
 STATS = os.environ.get("OQUPY_FUZZ_STATS")
 _counts: collections.Counter = collections.Counter()
 _failures: list[str] = []
