@@ -3,7 +3,7 @@ and ``oqupy_jax`` (results and the caller's inputs afterwards); whatever it refu
 with ``file:line:col`` and a rule.
 
 The CI run is derandomized (a fixed sequence of programs) with a small budget; a maintainer's long run:
-``OQUPY_FUZZ_EXAMPLES=5000 pytest tests/codegen/test_fuzz_codegen.py -k random`` (and ``OQUPY_FUZZ_STATS=path``
+``OQUPY_FUZZ_EXAMPLES=1500 pytest tests/codegen/test_fuzz_codegen.py -k random`` (and ``OQUPY_FUZZ_STATS=path``
 to write the counts of agreements and refusals by rule as JSON).  See docs/architecture.md.
 """
 
