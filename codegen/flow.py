@@ -99,6 +99,10 @@ _DTYPES = {
     "builtins.bool": "b",
 }
 _ORDER = "bifc"
+#: attributes every array has (never tracked as an object's attribute)
+_ARRAY_ATTRIBUTES = frozenset(
+    "T mT real imag flat shape strides ndim size itemsize nbytes dtype base at".split()
+)
 _SCALAR_ANNOTATIONS = {
     "builtins.int": "i",
     "builtins.float": "f",
@@ -209,10 +213,21 @@ class State:
         return State(dict(self.names), set(self.escaped))
 
 
+def untracked_attribute(key: str, kinds: frozenset[str] = frozenset({"unknown"})) -> Val:
+    """What ``obj.attr`` (``key``) may hold where this function has not assigned it: memory it does not own."""
+    attr = key.rsplit(".", 1)[-1]
+    return Val(kinds, frozenset({f"attr:{attr}"}), origin=f"the attribute `{key}`")
+
+
 def join_states(a: Optional[State], b: Optional[State]) -> Optional[State]:
     if a is None or b is None:
         return (a if b is None else b).copy() if (a or b) is not None else None
-    names = {k: join(a.names.get(k), b.names.get(k)) for k in a.names.keys() | b.names.keys()}
+    names = {}
+    for k in a.names.keys() | b.names.keys():
+        left, right = a.names.get(k), b.names.get(k)
+        if "." in k and (left is None or right is None):  # an attribute assigned on one path only
+            left, right = left or untracked_attribute(k), right or untracked_attribute(k)
+        names[k] = join(left, right)
     return State({k: v for k, v in names.items() if v is not None}, a.escaped | b.escaped)
 
 
@@ -313,27 +328,40 @@ class _Skeleton(cst.CSTVisitor):
 
 
 class FunctionFlow:
-    """Abstract interpretation of one function body.
+    """Abstract interpretation of one function body, or of a module's top-level statements.
 
     ``qname`` resolves qualified names (libcst metadata), ``is_array`` tells array annotations, ``backend``
     picks the branch of ``if BACKEND == ...`` blocks, ``enclosing`` holds the names bound by enclosing
     functions (writes to them from a closure are refused), ``donating`` maps this module's kernels to their
-    donated parameters.  After :meth:`run`, ``problems`` lists the unsafe constructs and ``owned_writes``
-    the ids of the subscript writes (and ``.shape =`` assignments) that the JAX rewrite may turn into
-    functional updates.
+    donated parameters, ``attributes`` the kinds of the attributes of ``self`` (for a method, see
+    :func:`class_attribute_kinds`).  After :meth:`run`, ``problems`` lists the unsafe constructs and
+    ``owned_writes`` the ids of the subscript writes (and ``.shape =`` assignments) that the JAX rewrite may
+    turn into functional updates.
+
+    Attributes: ``obj.attr`` for a local name ``obj`` is tracked as the pseudo-name ``"obj.attr"`` once this
+    function assigns it; until then (and after an unknown call, which may store it anywhere) it holds memory
+    this function does not own.  Attribute pseudo-names are always live (the object outlives the call), and
+    at module level every name is (module globals are visible to importers).
     """
 
     def __init__(
         self,
-        node: cst.FunctionDef,
+        node: cst.FunctionDef | cst.Module,
         qname: Callable[[cst.CSTNode], Optional[str]],
         is_array: Callable[[Optional[cst.Annotation]], bool],
         backend_test: Callable[[cst.BaseExpression], Optional[tuple[str, bool]]],
         backend: str,
         enclosing: frozenset[str] = frozenset(),
         donating: Optional[dict[str, tuple[tuple[int, str], ...]]] = None,
+        attributes: Optional[dict[str, frozenset[str]]] = None,
     ) -> None:
         self.node = node
+        self.module = isinstance(node, cst.Module)
+        self.attributes = attributes
+        self.array_subscripts: set[int] = (
+            set()
+        )  # ids of subscripts (reads and writes) of what may be an array
+        self.all_live = 0  # > 0 inside a class body: its names are class attributes
         self.qname = qname
         self.is_array = is_array
         self.backend_test = backend_test
@@ -354,20 +382,31 @@ class FunctionFlow:
 
     # -- driver ----------------------------------------------------------------------------------------
     def _params(self) -> list[cst.Param]:
+        if self.module:
+            return []
         p = self.node.params
         extra = [x for x in (p.star_arg, p.star_kwarg) if isinstance(x, cst.Param)]
         return [*p.posonly_params, *p.params, *p.kwonly_params, *extra]
+
+    @property
+    def self_name(self) -> Optional[str]:
+        """The first parameter of a method (``self``), whose attributes ``attributes`` describes."""
+        params = self._params()
+        return params[0].name.value if self.attributes is not None and params else None
 
     def run(self) -> "FunctionFlow":
         state = State()
         for param in self._params():
             state.names[param.name.value] = self._param_val(param)
-        self._block(self.node.body, state)
+        body = cst.IndentedBlock(body=self.node.body) if self.module else self.node.body
+        self._block(body, state)
         return self
 
     def _param_val(self, param: cst.Param) -> Val:
         name = param.name.value
         buf = frozenset({f"param:{name}"})
+        if name == self.self_name:
+            return Val(frozenset({"other"}), buf)  # an object: its attributes are tracked by name
         annotation = param.annotation
         if annotation is None:
             return Val(frozenset({"unknown"}), buf, origin=f"the unannotated argument `{name}`")
@@ -445,13 +484,23 @@ class FunctionFlow:
             for item in node.items:
                 value = self.ev(item.item, state)
                 self._escape(value, state)
+                self._forget_attributes(state)  # ``__enter__`` may do anything
                 if item.asname is not None:
                     self._bind(item.asname.name, UNKNOWN, state, node)
             return self._block(node.body, state)
         if isinstance(node, cst.FunctionDef):
             state.names[node.name.value] = OTHER
             return state
-        if isinstance(node, cst.ClassDef):
+        if isinstance(node, cst.ClassDef):  # its body runs here; what it binds are class attributes
+            inner = state.copy()
+            self.all_live += 1
+            self._block(node.body, inner)
+            self.all_live -= 1
+            for name, value in inner.names.items():
+                if state.names.get(name) is not value:
+                    self._escape(value, inner)
+            state.escaped |= inner.escaped
+            self._forget_attributes(state, "")
             state.names[node.name.value] = OTHER
             return state
         # match statements and anything new: every name it may bind becomes unknown
@@ -547,6 +596,15 @@ class FunctionFlow:
                 return state
             value = self.ev(node.value, state)
             self._check_donation(node, state)
+            if len(targets) > 1 and any(
+                isinstance(t, cst.Subscript) and "array" in self.ev(t.value, state).kinds for t in targets
+            ):
+                self.report(
+                    node,
+                    "chained-write",
+                    "chained assignment into an array",
+                    "assign each target in its own statement",
+                )
             for target in targets:
                 self._assign(target, node.value, value, state, node)
             return state
@@ -579,7 +637,21 @@ class FunctionFlow:
             self.ev(node.test, state)
             return state
         if isinstance(node, cst.Del):
+            for target in _del_targets(node.target):
+                if isinstance(target, cst.Subscript):
+                    if "array" in self.ev(target.value, state).kinds:
+                        self.array_subscripts.add(id(target))
+                        self.report(
+                            target,
+                            "chained-write",
+                            "`del` on an array element",
+                            "build a new array (`np.delete` or indexing)",
+                        )
+                elif isinstance(target, cst.Attribute):
+                    self.ev(target.value, state)
+                    self._forget_attributes(state, attr=target.attr.value)
             for name in _names_in(node.target):
+                self._forget_attributes(state, base=name)
                 state.names.pop(name, None)
             return state
         if isinstance(node, (cst.Global, cst.Nonlocal)):
@@ -592,6 +664,7 @@ class FunctionFlow:
     # -- bindings and writes ---------------------------------------------------------------------------
     def _bind(self, target: cst.BaseExpression, value: Val, state: State, stmt: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
+            self._forget_attributes(state, base=target.value)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             element = (
@@ -617,6 +690,7 @@ class FunctionFlow:
         if isinstance(target, cst.Name):
             if target.value in self.declared:
                 self._escape(value, state)
+            self._forget_attributes(state, base=target.value)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             subscripts = [e.value for e in target.elements if isinstance(e.value, cst.Subscript)]
@@ -633,8 +707,14 @@ class FunctionFlow:
             self.ev(target.value, state)
             if target.attr.value == "shape":
                 self._shape_assign(target, value_node, state, stmt)
-            else:
+                return
+            key = self._attribute_key(target, state)
+            # ``o.attr = v`` may rebind the attribute of any object that ``o`` may be
+            self._forget_attributes(state, attr=target.attr.value)
+            if key is None:
                 self._escape(value, state)
+            else:
+                state.names[key] = value
         elif isinstance(target, cst.Subscript):
             self._subscript_write(target, None, value_node, value, state, stmt)
         elif isinstance(target, cst.StarredElement):
@@ -682,14 +762,18 @@ class FunctionFlow:
     ) -> None:
         base = target.value
         index_vals = [self._index_val(e, state) for e in target.slice]
-        if not isinstance(base, cst.Name):
+        key = self._attribute_key(base, state) if isinstance(base, cst.Attribute) else None
+        if isinstance(base, cst.Name):
+            name = base.value
+            current = state.names.get(name)
+        elif key is not None:  # ``self.x[i] = v``: the attribute is tracked like a name
+            name, current = key, self._attribute_val(base, state)
+        else:
             base_val = self.ev(base, state)
             self._escape(value, state)
-            if "array" in base_val.kinds and isinstance(base, cst.Subscript):
-                return  # chained write: refused by the chained-write rule
+            self._foreign_write(target, base, base_val, state)
             return
-        name = base.value
-        current = state.names.get(name)
+        self.array_subscripts.add(id(target))
         if current is None:
             self._escape(value, state)
             if name in self.enclosing or name in self.declared:
@@ -705,7 +789,9 @@ class FunctionFlow:
             return
         if "array" not in current.kinds:  # unknown: an unannotated argument or an unknown call's result
             self._escape(value, state)
-            if any(b.startswith("param:") for b in current.bufs):
+            if "." in name or any(b.startswith("attr:") for b in current.bufs):
+                self._attribute_problem(target, name, current, "write into")
+            elif any(b.startswith("param:") for b in current.bufs):
                 self.report(
                     target,
                     "argument-write",
@@ -716,7 +802,7 @@ class FunctionFlow:
         where = self._write_problem(name, current, state, stmt)
         if where is not None:
             return
-        if self._index_problem(target, current, index_vals, op, value, state):
+        if self._index_problem(target, name, current, index_vals, op, value, state):
             return
         if self._dtype_problem(target, current, op, value):
             return
@@ -729,6 +815,9 @@ class FunctionFlow:
 
     def _write_problem(self, name: str, current: Val, state: State, stmt: cst.CSTNode) -> Optional[str]:
         """Report and return a reason when writing into ``name`` is not exclusive; None when it is."""
+        if not current.owned and ("." in name or any(b.startswith("attr:") for b in current.bufs)):
+            self._attribute_problem(stmt, name, current, "in-place write into")
+            return f"`{name}` may hold an attribute's array"
         if not current.owned:
             params = sorted(b[len("param:") :] for b in current.bufs if b.startswith("param:"))
             if params:
@@ -776,6 +865,47 @@ class FunctionFlow:
             self.report(stmt, "view-write", f"write into {reason}", "bind one kind of value per name")
         return reason
 
+    def _attribute_problem(self, node: cst.CSTNode, name: str, current: Val, what: str) -> None:
+        attrs = sorted(b[len("attr:") :] for b in current.bufs if b.startswith("attr:"))
+        if "." in name:
+            held = f"the attribute `{name}`, which may hold an array this function did not allocate"
+            short = name.rsplit(".", 1)[-1]
+        else:
+            held = f"`{name}`, which may be the array of an attribute (`.{attrs[0] if attrs else '?'}`)"
+            short = name
+        self.report(
+            node,
+            "attribute-write",
+            f"{what} {held} (NumPy changes it for every holder, JAX would rebind one name)",
+            f"build a new array and assign it: `{short} = np.array({name}, dtype=...)`, write into `{short}`, then"
+            f" `{name} = {short}`; or annotate the attribute where it is set (`self.{short}: list = []`)",
+        )
+
+    def _foreign_write(
+        self, target: cst.Subscript, base: cst.BaseExpression, base_val: Val, state: State
+    ) -> None:
+        """A subscript write whose base is neither a name nor a tracked attribute."""
+        if isinstance(base, cst.Subscript):
+            if "array" in base_val.kinds:
+                self.array_subscripts.add(id(target))
+                self.report(
+                    target, "chained-write", "chained subscript write", "use one subscript: `a[i, j] = v`"
+                )
+            return
+        if not isinstance(base, cst.Attribute):
+            return
+        owner = self._ev(base.value, state)
+        if "array" in owner.kinds:
+            self.array_subscripts.add(id(target))
+            self.report(
+                target,
+                "view-write",
+                f"write through the view `.{base.attr.value}` of an array",
+                "build the new array explicitly (e.g. `x = x + 1j * v`) instead of writing into a view",
+            )
+        elif base_val.maybe_array:
+            self._attribute_problem(target, _code(base), base_val, "write into")
+
     def _exclusive(self, name: str, current: Val, state: State, stmt: cst.CSTNode) -> Optional[str]:
         if current.bufs & state.escaped:
             return f"its memory is also held by a container, an attribute or a call (`{name}` escaped)"
@@ -785,7 +915,7 @@ class FunctionFlow:
         return None
 
     def _live(self, name: str, stmt: cst.CSTNode) -> bool:
-        if name in self.skeleton.closure:
+        if self.module or self.all_live or "." in name or name in self.skeleton.closure:
             return True
         start, end = self.skeleton.span[id(stmt)]
         ranges = [(end + 1, 10**9)] + [self.skeleton.span[id(loop)] for loop in self.loops]
@@ -803,6 +933,7 @@ class FunctionFlow:
     def _index_problem(
         self,
         target: cst.Subscript,
+        name: str,
         current: Val,
         index_vals: list[Optional[Val]],
         op: Optional[str],
@@ -828,7 +959,7 @@ class FunctionFlow:
                 continue
             if isinstance(expr, cst.Name) and expr.value == "None":
                 continue
-            if self._is_mask(expr, val, target.value.value, current) and len(elements) == 1:
+            if self._is_mask(expr, val, name, current) and len(elements) == 1:
                 if "num" not in value.kinds or value.kinds != frozenset({"num"}):
                     reason = "a boolean mask with a non-scalar value"
                     break
@@ -863,10 +994,12 @@ class FunctionFlow:
             return False
         if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
             sides = [expr.left, expr.comparisons[0].comparator]
-            return any(isinstance(s, cst.Name) and s.value == name for s in sides)
+            return any(isinstance(s, (cst.Name, cst.Attribute)) and _code(s) == name for s in sides)
         if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
             args = [a.value for a in expr.args]
-            return len(args) == 1 and isinstance(args[0], cst.Name) and args[0].value == name
+            return (
+                len(args) == 1 and isinstance(args[0], (cst.Name, cst.Attribute)) and _code(args[0]) == name
+            )
         return val.shape is not None and val.shape == current.shape
 
     def _in_bounds(self, expr: cst.BaseExpression, val: Val, length: Optional[str], state: State) -> bool:
@@ -933,13 +1066,26 @@ class FunctionFlow:
             self._subscript_write(target, op, node.value, value, state, node)
             return
         if isinstance(target, cst.Attribute):
-            self.ev(target.value, state)
-            self._escape(value, state)
+            key = self._attribute_key(target, state)
+            if key is None:
+                self._escape(value, state)
+                current = self.ev(target, state)
+                if "array" in self._ev(target.value, state).kinds:
+                    self.report(
+                        node,
+                        "view-write",
+                        f"`{_code(target)} {op}=` writes through the view `.{target.attr.value}` of an array",
+                        "build the new array explicitly (e.g. `x = x + 1j * v`)",
+                    )
+                elif current.maybe_array:
+                    self._attribute_problem(node, _code(target), current, f"`{op}=` on")
+                return
+            name, current = key, self._attribute_val(target, state)
+        elif isinstance(target, cst.Name):
+            name = target.value
+            current = state.names.get(name)
+        else:
             return
-        if not isinstance(target, cst.Name):
-            return
-        name = target.value
-        current = state.names.get(name)
         if current is None:
             if name in self.enclosing or name in self.declared:
                 self.report(
@@ -951,6 +1097,10 @@ class FunctionFlow:
             return
         if not current.maybe_array:
             state.names[name] = _arith(current, value, op)
+            return
+        if "array" not in current.kinds and ("." in name or any(b.startswith("attr:") for b in current.bufs)):
+            self._escape(value, state)
+            self._attribute_problem(node, name, current, f"`{op}=` on")
             return
         if "array" not in current.kinds or current.kinds != frozenset({"array"}):
             self.report(
@@ -1007,6 +1157,47 @@ class FunctionFlow:
                         f"`{arg.value}` is used after being donated to `{call.func.value}` (JAX deletes its buffer)",
                         f"rebind it from the result: `{arg.value} = {call.func.value}(...)`",
                     )
+
+    # -- attributes ------------------------------------------------------------------------------------
+    def _attribute_key(self, expr: cst.BaseExpression, state: State) -> Optional[str]:
+        """``"obj.attr"`` for ``obj.attr`` where ``obj`` is a name that is not an array or a number."""
+        if not isinstance(expr, cst.Attribute) or not isinstance(expr.value, cst.Name):
+            return None
+        if (
+            expr.attr.value in _ARRAY_ATTRIBUTES
+            or self.qname(expr) is not None
+            and self.qname(expr).startswith(("numpy.", "math.", "scipy."))
+        ):
+            return None
+        owner = state.names.get(expr.value.value)
+        if owner is None or owner.kinds & {"array", "num"}:
+            return None
+        return f"{expr.value.value}.{expr.attr.value}"
+
+    def _attribute_val(self, expr: cst.Attribute, state: State) -> Val:
+        """The value of a keyed attribute: tracked, or what the object held before (memory not owned here)."""
+        key = self._attribute_key(expr, state)
+        assert key is not None
+        if key in state.names:
+            return state.names[key]
+        base, attr = key.rsplit(".", 1)
+        kinds = frozenset({"unknown"})
+        if base == self.self_name and self.attributes is not None:
+            kinds = self.attributes.get(attr, kinds)
+        if kinds == frozenset({"num"}):
+            return num(None)
+        value = untracked_attribute(key, kinds)
+        if value.maybe_array:  # ``o.attr`` may be the same object's attribute as a tracked ``self.attr``
+            shared = [v.bufs for k, v in state.names.items() if "." in k and k.rsplit(".", 1)[1] == attr]
+            value = replace(value, bufs=value.bufs.union(*shared))
+        return value
+
+    def _forget_attributes(self, state: State, base: str = "", attr: str = "") -> None:
+        """Stop tracking attributes (of ``base``, named ``attr``, or all): their arrays count as escaped."""
+        for key in [k for k in state.names if "." in k]:
+            owner, name = key.rsplit(".", 1)
+            if (not base or owner == base) and (not attr or name == attr):
+                self._escape(state.names.pop(key), state)
 
     # -- expressions -----------------------------------------------------------------------------------
     def _escape(self, value: Val, state: State) -> None:
@@ -1160,6 +1351,8 @@ class FunctionFlow:
     def _subscript(self, expr: cst.Subscript, state: State) -> Val:
         base = self._ev(expr.value, state)
         vals = [self._index_val(e, state) for e in expr.slice]
+        if "array" in base.kinds:
+            self.array_subscripts.add(id(expr))
         if "array" not in base.kinds:
             if base.kinds <= {"num", "other"} and "unknown" not in base.kinds:
                 return UNKNOWN if "other" in base.kinds else num(None)
@@ -1197,6 +1390,8 @@ class FunctionFlow:
             )
         base = self._ev(expr.value, state)
         attr = expr.attr.value
+        if self._attribute_key(expr, state) is not None:
+            return self._attribute_val(expr, state)
         if "array" in base.kinds:
             if attr in ("T", "mT"):
                 shape = tuple(reversed(base.shape)) if base.shape is not None else None
@@ -1249,6 +1444,7 @@ class FunctionFlow:
             return num("f")
         for arg in args:
             self._escape(arg, state)
+        self._forget_attributes(state)  # the callee may store or rebind any object's attributes
         if qualified in ("builtins.list", "builtins.sorted"):
             return Val(frozenset({"list"}), frozenset({"?"}))
         if qualified in ("builtins.dict",):
@@ -1409,6 +1605,7 @@ class FunctionFlow:
             return UNKNOWN
         for arg in args:
             self._escape(arg, state)
+        self._forget_attributes(state)
         return UNKNOWN
 
 
@@ -1588,6 +1785,120 @@ def _names_in(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for e in target.elements for n in _names_in(e.value)]
     return []
+
+
+def _del_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [t for e in target.elements for t in _del_targets(e.value)]
+    return [target]
+
+
+def class_attribute_kinds(
+    node: cst.ClassDef,
+    qname: Callable[[cst.CSTNode], Optional[str]],
+    is_array: Callable[[Optional[cst.Annotation]], bool],
+) -> dict[str, frozenset[str]]:
+    """What each attribute of ``self`` may hold, from the class's own code: an annotation where it is set
+    (``self.cache: dict = {}``, or ``cache: dict`` in the class body) decides; otherwise every value assigned to
+    ``self.attr`` in the class's methods must be a literal (a number, a list or a dict) for it to be known
+    not to be an array.  An attribute never assigned here is ``unknown`` (it may be an array)."""
+    annotated: dict[str, frozenset[str]] = {}
+    assigned: dict[str, set[str]] = {}
+
+    def kinds_of_annotation(annotation: cst.Annotation) -> frozenset[str]:
+        if is_array(annotation):
+            return frozenset({"array"})
+        expr = annotation.annotation
+        qualified = qname(expr.value if isinstance(expr, cst.Subscript) else expr) or ""
+        if qualified in _SCALAR_ANNOTATIONS:
+            return frozenset({"num"})
+        if qualified in _CONTAINER_ANNOTATIONS:
+            return frozenset({_CONTAINER_ANNOTATIONS[qualified]})
+        return frozenset({"unknown"})
+
+    def kinds_of_value(expr: Optional[cst.BaseExpression]) -> str:
+        while isinstance(expr, cst.UnaryOperation):
+            expr = expr.expression
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+            return "num"
+        if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+            return "num"
+        if isinstance(expr, (cst.List, cst.ListComp)):
+            return "list"
+        if isinstance(expr, (cst.Dict, cst.DictComp)):
+            return "dict"
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or (
+            isinstance(expr, cst.Name) and expr.value == "None"
+        ):
+            return "other"
+        return "unknown"
+
+    for statement in node.body.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    annotated.setdefault(small.target.value, kinds_of_annotation(small.annotation))
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        params = [*statement.params.posonly_params, *statement.params.params]
+        if not params or any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            for d in statement.decorators
+        ):
+            continue
+        owner = params[0].name.value
+
+        class _Targets(cst.CSTVisitor):
+            def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+                return inner is statement  # nested functions' ``self`` is another story: unknown
+
+            def _attr(self, target: cst.BaseExpression) -> Optional[str]:
+                if (
+                    isinstance(target, cst.Attribute)
+                    and isinstance(target.value, cst.Name)
+                    and target.value.value == owner
+                ):
+                    return target.attr.value
+                return None
+
+            def _unpacked(self, target: cst.BaseExpression) -> None:
+                if isinstance(target, (cst.Tuple, cst.List)):
+                    for element in target.elements:
+                        self._unpacked(element.value)
+                elif self._attr(target) is not None:
+                    assigned.setdefault(self._attr(target), set()).add("unknown")
+
+            def visit_Assign(self, small: cst.Assign) -> None:
+                for target in small.targets:
+                    name = self._attr(target.target)
+                    if name is not None:
+                        assigned.setdefault(name, set()).add(kinds_of_value(small.value))
+                    else:
+                        self._unpacked(target.target)
+
+            def visit_AnnAssign(self, small: cst.AnnAssign) -> None:
+                name = self._attr(small.target)
+                if name is not None:
+                    annotated.setdefault(name, kinds_of_annotation(small.annotation))
+
+            def visit_AugAssign(self, small: cst.AugAssign) -> None:
+                name = self._attr(small.target)
+                if name is not None:  # ``self.n += 1`` keeps a number a number
+                    assigned.setdefault(name, set()).add(
+                        "num" if kinds_of_value(small.value) == "num" else "unknown"
+                    )
+
+            def visit_For(self, small: cst.For) -> None:
+                self._unpacked(small.target)
+
+            def visit_WithItem(self, small: cst.WithItem) -> None:
+                if small.asname is not None:
+                    self._unpacked(small.asname.name)
+
+        statement.visit(_Targets())
+    kinds = {name: frozenset(found) for name, found in assigned.items()}
+    kinds.update(annotated)
+    return kinds
 
 
 def _calls(stmt: cst.CSTNode) -> list[cst.Call]:

@@ -33,23 +33,6 @@ JAX_IMPORTS: dict[str, tuple[str, str | None]] = {
     "jax": ("jax", None),
 }
 
-#: Calls whose result is a fresh array that the caller owns (safe to update in place).
-ARRAY_CREATORS = frozenset(
-    f"numpy.{name}"
-    for name in "array zeros ones empty full eye identity zeros_like ones_like empty_like full_like copy arange "
-    "linspace kron einsum tensordot outer stack concatenate indices".split()
-)
-
-#: Calls and attributes whose result may share memory with their first argument / base.
-VIEW_CALLS = frozenset(
-    f"numpy.{name}" for name in "asarray reshape transpose swapaxes moveaxis diagonal ravel squeeze".split()
-)
-VIEW_METHODS = frozenset("reshape transpose swapaxes view ravel squeeze diagonal".split())
-VIEW_ATTRIBUTES = frozenset("T real imag flat mT".split())
-
-#: Methods that mutate an array in place.
-INPLACE_METHODS = frozenset("fill sort resize itemset put setflags partition byteswap".split())
-
 #: NumPy functions that mutate an argument in place.
 INPLACE_FUNCTIONS = frozenset(f"numpy.{name}" for name in "copyto put place putmask fill_diagonal".split())
 

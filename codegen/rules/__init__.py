@@ -8,6 +8,7 @@ from codegen.rules.kernel import KernelJit
 from codegen.rules.markers import HostMarker
 from codegen.rules.refusals import (
     ArgumentWrite,
+    AttributeWrite,
     ChainedWrite,
     ClosureWrite,
     DataDependentShape,
@@ -23,6 +24,7 @@ from codegen.rules.vectorize import VectorizeSignature
 RULES: tuple[type[Rule], ...] = (
     BackendBlocks,
     ArgumentWrite,
+    AttributeWrite,
     ViewWrite,
     ChainedWrite,
     ClosureWrite,

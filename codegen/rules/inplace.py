@@ -2,7 +2,6 @@
 
 import libcst as cst
 
-from codegen.analysis import FRESH
 from codegen.rules.base import Example, Rule
 
 #: augmented operator -> ``.at`` method
@@ -27,15 +26,6 @@ BINARY_OPERATORS = {
 }
 
 
-def local_array_write(rule: Rule, target: cst.BaseExpression) -> bool:
-    """True for ``x[...]`` where ``x`` is a local array owned by the current scope."""
-    return (
-        isinstance(target, cst.Subscript)
-        and isinstance(target.value, cst.Name)
-        and rule.arrays.status(target.value.value) == FRESH
-    )
-
-
 def _parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)):
         return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -53,8 +43,11 @@ class InplaceUpdate(Rule):
 
     Other augmented operators become ``x = x.at[i].set(x[i] OP v)`` (only for indices that can be
     evaluated twice).  Index elements (slices, ``...``, ``None``, tuples) are moved over unchanged.
-    Only local arrays are rewritten: lists, dicts and attributes are left alone, and writes into
-    arguments or views are refused by their own rules.
+    Exactly the writes the array analysis (:mod:`codegen.flow`) proved are rewritten, in functions and in
+    a module's top-level code: into local arrays, and into an attribute (``self.x[i] = v`` becomes
+    ``self.x = self.x.at[i].set(v)``) whose array the same function allocated and nobody else holds.  Lists
+    and dicts are left alone; writes into arguments, views or attributes' foreign arrays are refused by
+    their own rules.
     """
 
     NEEDS = ("<subscript-write>",)
@@ -90,11 +83,42 @@ class InplaceUpdate(Rule):
                 return x
             """,
         ),
+        Example(
+            """
+            import numpy as np
+
+
+            class Grid:
+                def __init__(self, n: int):
+                    self.cache: dict = {}
+                    self.values = np.zeros(n)
+                    for i in range(n):
+                        self.values[i] = 2.0 * i
+                        self.values[n - 1 - i] += 1.0
+                    self.cache["first"] = self.values[0]
+            """,
+            jax="""
+            import jax.numpy as jnp
+
+
+            class Grid:
+                def __init__(self, n: int):
+                    self.cache: dict = {}
+                    self.values = jnp.zeros(n)
+                    for i in range(n):
+                        self.values = self.values.at[i].set(2.0 * i)
+                        self.values = self.values.at[n - 1 - i].add(1.0)
+                    self.cache["first"] = self.values[0]
+            """,
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.owned: list[set[int]] = []  # per enclosing function: ids of the writes the flow analysis proved
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.owned.append(set() if self.in_host else self.flow(node, cache=False).owned_writes)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.owned.append(set() if self.in_host else self.flow(node, cache=False).owned_writes)
@@ -104,11 +128,10 @@ class InplaceUpdate(Rule):
         return updated_node
 
     def _rewrites(self, node: cst.Assign | cst.AugAssign, target: cst.BaseExpression) -> bool:
-        if self.in_host or not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+        """Exactly the writes the analysis proved (all others were refused or are lists and dicts)."""
+        if self.in_host or not isinstance(target, cst.Subscript):
             return False
-        if self.owned:  # inside a function: exactly the writes the analysis proved (all others were refused)
-            return id(node) in self.owned[-1]
-        return local_array_write(self, target)  # module level: local arrays in source order
+        return isinstance(target.value, (cst.Name, cst.Attribute)) and id(node) in self.owned[-1]
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
         if len(original_node.targets) != 1 or not self._rewrites(

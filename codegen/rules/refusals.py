@@ -4,8 +4,6 @@ Each rule only checks (it has no rewrite) and reports ``src_template/<file>:<lin
 an idiom that translates safely.  They apply to code that reaches ``oqupy_jax`` outside ``@host``.
 """
 
-from typing import Iterator, Optional
-
 import libcst as cst
 
 from codegen import names
@@ -19,19 +17,17 @@ class _Refusal(Rule):
     BACKENDS = ("jax",)
 
 
-def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
-    if isinstance(node, cst.Assign):
-        yield from (t.target for t in node.targets)
-    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-        yield node.target
-    elif isinstance(node, cst.Del):
-        yield node.target
-
-
 class _FlowRefusal(_Refusal):
-    """Reports the problems the flow analysis (:mod:`codegen.flow`) files under this rule's name."""
+    """Reports the problems the flow analysis (:mod:`codegen.flow`) files under this rule's name, for each
+    function and for the module's top-level code."""
+
+    def check_Module(self, node: cst.Module) -> None:
+        self._report_flow(node)
 
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._report_flow(node)
+
+    def _report_flow(self, node: cst.FunctionDef | cst.Module) -> None:
         if self.in_host:
             return
         for problem in self.flow(node).problems.values():
@@ -203,26 +199,113 @@ class ViewWrite(_FlowRefusal):
             """,
             "write into `w` while `a` shares its memory",
         ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self):
+                    self.x = np.zeros(3)
+                    w = self.x[1:]
+                    self.x[1] = 5.0
+                    return w
+            """,
+            "`w` shares its memory",
+        ),
     )
 
-    def check_Assign(self, node: cst.Assign) -> None:
-        self._check(node)
 
-    def check_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check(node)
+class AttributeWrite(_FlowRefusal):
+    """Refuse in-place writes into an array held by an attribute (``self.x[i] = v``, ``self.x[i] += v``,
+    ``self.x += v``, or a write through ``w = self.x``) unless this function allocated that array, stored it
+    in the attribute itself, and no other live name, container or call can see it (then the write becomes
+    ``self.x = self.x.at[i].set(v)``).  NumPy changes the array for every holder (the caller that passed it,
+    another object), JAX would rebind one attribute.  An attribute counts as a container or a number (writes
+    allowed) when the class annotates it (``self.cache: dict = {}``) or only ever assigns it literals.
 
-    def _check(self, node: cst.Assign | cst.AugAssign) -> None:
-        if self.in_host:
-            return
-        for target in _targets(node):
-            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute):
-                base = target.value
-                if self.arrays.base_status(base.value):
-                    self.report(
-                        target,
-                        f"write through the view `.{base.attr.value}`",
-                        "build the new array explicitly (e.g. `x = x + 1j * v`) instead of writing into a view",
-                    )
+    Idiom: build the new array in a local name and assign it to the attribute.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            class A:
+                def __init__(self, x: np.ndarray):
+                    self.x = x
+
+                def bump(self, v: float):
+                    self.x[:1] += v
+            """,
+            """
+            import numpy as np
+
+
+            class A:
+                def __init__(self, x: np.ndarray):
+                    self.x = x
+
+                def bump(self, v: float):
+                    x = np.array(self.x, dtype=np.float64)
+                    x[:1] += v
+                    self.x = x
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self, v: float):
+                    self.x[1:] = v
+            """,
+            "the attribute `self.x`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self):
+                    w = self.x
+                    w[0] = 1.0
+                    return w
+            """,
+            "`w`, which may be the array of an attribute",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self, v: float):
+                    self.total += v
+            """,
+            "`+=` on the attribute `self.total`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self, helper):
+                    self.x = np.zeros(3)
+                    helper(self)
+                    self.x[0] = 1.0
+                    return self.x
+            """,
+            "the attribute `self.x`",
+        ),
+    )
 
 
 class ChainedWrite(_FlowRefusal):
@@ -279,37 +362,6 @@ class ChainedWrite(_FlowRefusal):
             "`del`",
         ),
     )
-
-    def check_Assign(self, node: cst.Assign) -> None:
-        self._check(node)
-
-    def check_AugAssign(self, node: cst.AugAssign) -> None:
-        self._check(node)
-
-    def check_Del(self, node: cst.Del) -> None:
-        self._check(node)
-
-    def _check(self, node: cst.Assign | cst.AugAssign | cst.Del) -> None:
-        if self.in_host:
-            return
-        targets = list(_targets(node))
-        for target in targets:
-            chained = isinstance(target, cst.Subscript) and isinstance(target.value, cst.Subscript)
-            if chained and self.arrays.base_status(target):
-                self.report(target, "chained subscript write", "use one subscript: `a[i, j] = v`")
-            elif (
-                isinstance(node, cst.Del)
-                and isinstance(target, cst.Subscript)
-                and self.arrays.base_status(target)
-            ):
-                self.report(
-                    target, "`del` on an array element", "build a new array (`np.delete` or indexing)"
-                )
-        if isinstance(node, cst.Assign) and len(targets) > 1:
-            if any(isinstance(t, cst.Subscript) and self.arrays.base_status(t) for t in targets):
-                self.report(
-                    node, "chained assignment into an array", "assign each target in its own statement"
-                )
 
 
 class IndexSafety(_FlowRefusal):
@@ -739,7 +791,7 @@ class DataDependentShape(_Refusal):
             )
 
     def check_Subscript(self, node: cst.Subscript) -> None:
-        if self.in_host or not self.in_kernel or not self.arrays.base_status(node.value):
+        if self.in_host or not self.in_kernel or id(node) not in self.current_flow().array_subscripts:
             return
         for element in node.slice:
             if isinstance(element.slice, cst.Index) and self._is_mask(element.slice.value):

@@ -4,7 +4,6 @@ from typing import Optional
 
 import libcst as cst
 
-from codegen.analysis import FRESH
 from codegen.rules.base import Example, Idiom, Invalid, Rule
 
 
@@ -101,23 +100,25 @@ class ShapeAssign(Rule):
         ),
     )
 
-    def _local(self, target: Optional[cst.Attribute]) -> bool:
-        return (
-            target is not None
-            and isinstance(target.value, cst.Name)
-            and self.arrays.status(target.value.value) == FRESH
-        )
-
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.owned: list[set[int]] = []
 
+    def check_Module(self, node: cst.Module) -> None:
+        self._report_flow(node)
+
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._report_flow(node)
+
+    def _report_flow(self, node: cst.FunctionDef | cst.Module) -> None:
         if self.in_host:
             return
         for problem in self.flow(node).problems.values():
             if problem.rule == self.NAME:
                 self.report(problem.node, problem.message, problem.idiom)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.owned.append(set() if self.in_host else self.flow(node, cache=False).owned_writes)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.owned.append(set() if self.in_host else self.flow(node, cache=False).owned_writes)
@@ -130,9 +131,7 @@ class ShapeAssign(Rule):
         target = _shape_target(node)
         if target is None or self.in_host:
             return
-        if self.function_depth and isinstance(target.value, cst.Name):
-            return  # names inside functions: the flow analysis decides (check_FunctionDef)
-        if not self._local(target):
+        if not isinstance(target.value, cst.Name):  # names: the flow analysis decides (_report_flow)
             self.report(
                 target,
                 "`.shape =` on something that is not a local array (an argument, a view or an attribute)",
@@ -143,9 +142,7 @@ class ShapeAssign(Rule):
         target = _shape_target(original_node)
         if self.in_host or target is None:
             return updated_node
-        if self.owned and id(original_node) not in self.owned[-1]:
-            return updated_node
-        if not self.owned and not self._local(target):
+        if id(original_node) not in self.owned[-1]:
             return updated_node
         self.fire()
         name = updated_node.targets[0].target.value

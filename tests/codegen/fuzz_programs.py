@@ -95,11 +95,33 @@ LOOP_INDICES = ("i", "-1 - i", "n - 1 - i", "i + 1")
 VALUES = ("1.0", "2", "0.5", "1j", "n", "-3", "{o}", "{o}[0]", "2.0 * {o}")
 OPERATORS = ("=", "+=", "-=", "*=", "/=", "**=", "//=", "@=")
 
+# A *careful* program (half of them) is written the way the template is meant to be: writes into local arrays
+# created in the function with a literal shape, indices within that shape, values of a fitting dtype, few of
+# the constructs that are always refused.  Those are legitimately safe far more often, so the differential test
+# exercises translation and not only refusal; the analysis must still prove each one (or refuse it).
+CAREFUL_CREATE = (
+    "np.zeros(4)",
+    "np.arange(4.0)",
+    "np.ones(4)",
+    "np.linspace(0.0, 1.0, 4)",
+    "np.zeros(4, dtype=np.complex128)",
+    "np.zeros((3, 4))",
+    "np.array(x, dtype=np.float64)",
+    "np.exp(x)",
+    "np.zeros(n)",
+)
+CAREFUL_VIEWS = ("{a}.copy()", "{a} + 0", "{a}[1:]", "np.array({a})", "{a} * 2.0", "{a}", "np.flip({a})")
+CAREFUL_INDICES = ("0", "1", "3", "-1", "-4", "1:3", "::2", "...", ":", "{t} > 0.5", "4")
+CAREFUL_LOOP_INDICES = ("i", "-1 - i", "3 - i")
+CAREFUL_VALUES = ("1.0", "2", "0.5", "-3", "2.0 * {o}[0]", "n", "0.25")
+CAREFUL_OPERATORS = ("=", "=", "+=", "-=", "*=", "/=")
+
 
 @dataclass
 class _Gen:
     draw: Any
     kernel: bool
+    careful: bool = False
     lines: list[str] = field(default_factory=list)
     arrays: list[str] = field(default_factory=list)  # names bound to arrays so far (may be views)
     depth: int = 0
@@ -113,6 +135,8 @@ class _Gen:
 
     def any_array(self) -> str:
         params = ["x", "k", "m"] if self.kernel else ["x", "k", "m", "u"]
+        if self.careful:
+            params = ["x"]
         if self.arrays and self.draw(st.integers(0, 4)) > 0:
             return self.pick(self.arrays)
         return self.pick(params)
@@ -121,7 +145,9 @@ class _Gen:
         kinds = ["create"] * 3 + ["view"] * 3 + ["write"] * 6 + ["aug-name"] * 2 + ["index-name"]
         if budget > 1 and self.depth < 2:
             kinds += ["if", "if", "for", "for", "try"]
-        if self.draw(st.integers(0, 3)) == 0:
+        if self.careful and self.draw(st.integers(0, 7)) == 0:
+            kinds = ["tuple", "chain", "shape", "container"]
+        elif not self.careful and self.draw(st.integers(0, 3)) == 0:
             kinds = ["container", "swap", "tuple", "chain", "method", "out", "shape", "closure"]
         kind = self.pick(kinds)
         getattr(self, "_" + kind.replace("-", "_"))(budget)
@@ -139,35 +165,41 @@ class _Gen:
 
     def _create(self, budget: int) -> None:
         name = self.pick(LOCALS)
-        self.emit(f"{name} = {self.pick(CREATE)}")
+        self.emit(f"{name} = {self.pick(CAREFUL_CREATE if self.careful else CREATE)}")
         if self.depth == 0:
             self._bind(name)
 
     def _view(self, budget: int) -> None:
         name = self.pick(LOCALS)
-        self.emit(f"{name} = {self.pick(VIEWS).format(a=self.any_array())}")
+        self.emit(
+            f"{name} = {self.pick(CAREFUL_VIEWS if self.careful else VIEWS).format(a=self.any_array())}"
+        )
         if self.depth == 0:
             self._bind(name)
 
     def _index(self) -> str:
-        options = INDICES + (LOOP_INDICES if self.loop else ())
+        if self.careful:
+            options = CAREFUL_INDICES + (CAREFUL_LOOP_INDICES * 2 if self.loop else ())
+        else:
+            options = INDICES + (LOOP_INDICES if self.loop else ())
         return self.pick(options).format(t=self.any_array())
 
     def _value(self) -> str:
-        return self.pick(VALUES).format(o=self.any_array())
+        return self.pick(CAREFUL_VALUES if self.careful else VALUES).format(o=self.any_array())
 
     def local_array(self) -> str:
-        if self.arrays and self.draw(st.integers(0, 9)) > 0:
+        if self.arrays and (self.careful or self.draw(st.integers(0, 9)) > 0):
             return self.pick(self.arrays)
         return self.any_array()
 
     def _write(self, budget: int) -> None:
         target = self.local_array()
-        operator = self.pick(OPERATORS[:-1])
+        operator = self.pick(CAREFUL_OPERATORS if self.careful else OPERATORS[:-1])
         self.emit(f"{target}[{self._index()}] {operator} {self._value()}")
 
     def _aug_name(self, budget: int) -> None:
-        self.emit(f"{self.local_array()} {self.pick(OPERATORS[1:])} {self._value()}")
+        operators = CAREFUL_OPERATORS[2:] if self.careful else OPERATORS[1:]
+        self.emit(f"{self.local_array()} {self.pick(operators)} {self._value()}")
 
     def _if(self, budget: int) -> None:
         self.emit(f"if n > {self.pick((1, 3))}:")
@@ -177,7 +209,7 @@ class _Gen:
             self.block(budget)
 
     def _for(self, budget: int) -> None:
-        self.emit(f"for i in range({self.pick(('n', '4', '3'))}):")
+        self.emit(f"for i in range({self.pick(('4', '4', 'n') if self.careful else ('n', '4', '3'))}):")
         was, self.loop = self.loop, True
         self.block(budget)
         self.loop = was
@@ -233,7 +265,7 @@ class _Gen:
 def programs(draw) -> str:
     """Source of a template module with one function ``f(x, k, m, n, u, idx)``."""
     kernel = draw(st.integers(0, 5)) == 0
-    gen = _Gen(draw, kernel)
+    gen = _Gen(draw, kernel, careful=not draw(st.booleans()))  # the simplest draws are careful
     gen.extra_returns = set()
     gen._create(3)
     for _ in range(draw(st.integers(1, 6))):

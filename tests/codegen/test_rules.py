@@ -90,7 +90,8 @@ def test_all_problems_reported_in_one_run():
 
 def test_lists_dicts_and_attributes_are_left_alone():
     template = (
-        "import numpy as np\n\n\nclass A:\n    def f(self):\n        d = {}\n        d['a'] = 1\n        items = [1]\n"
+        "import numpy as np\n\n\nclass A:\n    def __init__(self):\n        self.values = [0]\n\n"
+        "    def f(self):\n        d = {}\n        d['a'] = 1\n        items = [1]\n"
         "        items[0] = 2\n        self.values[0] = 3\n        return d, items\n"
     )
     output, _ = run(template, "jax")
