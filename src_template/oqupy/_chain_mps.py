@@ -96,9 +96,11 @@ def _theta(
     middle_l: np.ndarray, lambda_m: np.ndarray, middle_r: np.ndarray, gate_l: np.ndarray, gate_r: np.ndarray
 ) -> np.ndarray:
     """The gate on the two middle parts ``middle_l[k, p, m]``, ``middle_r[m, q, j]``: ``theta[(k, o_l), (o_r, j)]``."""
-    product = np.tensordot(middle_l * lambda_m[None, None, :], gate_l, axes=([1], [1]))  # [k, m, o, b]
-    product = np.tensordot(product, middle_r, axes=([1], [0]))  # [k, o, b, q, j]
-    theta = np.transpose(np.tensordot(product, gate_r, axes=([2, 3], [0, 2])), (0, 1, 3, 2))  # [k, o, s, j]
+    # the two middle parts joined first, then the whole two-site gate on both physical legs: about
+    # (gate bond) x fewer operations than contracting the gate's halves one after the other
+    pair = np.tensordot(middle_l * lambda_m[None, None, :], middle_r, axes=([2], [0]))  # [k, p, q, j]
+    gate = np.tensordot(gate_l, gate_r, axes=([2], [0]))  # [o, p, s, q]
+    theta = np.transpose(np.tensordot(pair, gate, axes=([1, 2], [1, 3])), (0, 2, 3, 1))  # [k, o, s, j]
     return theta.reshape(theta.shape[0] * theta.shape[1], theta.shape[2] * theta.shape[3])
 
 
@@ -134,8 +136,7 @@ def apply_nn_gate(
     gate_l: np.ndarray,
     gate_r: np.ndarray,
     epsrel: float,
-    capacities: Tuple[int, int],
-    needed: np.ndarray,
+    capacities: Tuple[int, int, int],
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A two-site gate on neighbouring sites (Fux et al. 2023, supplement Fig. S2), one kernel.
 
@@ -144,16 +145,17 @@ def apply_nn_gate(
     gives the new middle weights, and the outer weights are divided out.  Every SVD is truncated with
     ``epsrel``, its rank decided on the device (:func:`oqupy._mps.kept_rank`).
 
-    ``capacities = (bond, inner)``: in ``oqupy_jax`` the new middle bond is stored with ``bond`` entries and
-    the two split-off bonds with ``inner`` (static: one compilation per pair and per shape of the sites), the
-    triplets beyond each rank masked; ``oqupy_numpy`` keeps exact ranks and ignores them.  ``needed`` is the
-    running maximum ``(bond rank, inner rank)`` of the caller's step; a rank above its capacity is an overflow
-    (the result is then truncated to the capacity, and the caller computes the step again with larger ones).
+    ``capacities = (bond, left, right)``: in ``oqupy_jax`` the new middle bond is stored with ``bond`` entries
+    and the bonds split off the left and the right site with ``left`` and ``right`` (static: one compilation per
+    triple and per shape of the sites), the triplets beyond each rank masked; ``oqupy_numpy`` keeps exact ranks
+    and ignores them.  A rank above its capacity is an overflow: the result is then truncated to the capacity,
+    and the caller, who sees the ranks, computes the step again with larger capacities.
 
     Returns
     -------
-    gamma_l, lambda_m, gamma_r, needed: ndarray
-        The new tensors of the two sites, the new weights between them and the updated ``needed``.
+    gamma_l, lambda_m, gamma_r, ranks: ndarray
+        The new tensors of the two sites, the new weights between them and the three ranks ``(middle bond,
+        left split, right split)``.
     """
     lambda_l, lambda_m, lambda_r = lambdas
     matrix_l, matrix_r = _split_sites(lambda_l, gamma_l, gamma_r, lambda_r)
@@ -164,7 +166,7 @@ def apply_nn_gate(
         left_u, left_s, left_v, rank_l, kept_size(rank_l, capacities[1])
     )
     rest_r, values_r, isometry_r = keep_triplets(
-        right_u, right_s, right_v, rank_r, kept_size(rank_r, capacities[1])
+        right_u, right_s, right_v, rank_r, kept_size(rank_r, capacities[2])
     )
     middle_l = (values_l[:, None] * rest_l).reshape(values_l.shape[0], gate_l.shape[1], lambda_m.shape[0])
     middle_r = (rest_r * values_r[None, :]).reshape(lambda_m.shape[0], gate_r.shape[2], values_r.shape[0])
@@ -172,8 +174,7 @@ def apply_nn_gate(
     rank = kept_rank(theta_s, epsrel)
     left, values, right = keep_triplets(theta_u, theta_s, theta_v, rank, kept_size(rank, capacities[0]))
     new_l, new_r = _new_gammas(lambda_l, isometry_l, left, right, isometry_r, lambda_r)
-    ranks = np.stack([rank, np.maximum(rank_l, rank_r)])
-    return new_l, values, new_r, np.maximum(needed, ranks)
+    return new_l, values, new_r, np.stack([rank, rank_l, rank_r])
 
 
 @kernel

@@ -15,7 +15,7 @@ overflows them; the step is then repeated).  ``backend_config`` is accepted for 
 one after the other.  Results (states, norms) are NumPy in both packages.
 """
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -212,7 +212,7 @@ class PtTebd(BaseAPIClass):
         self._gammas: List[Any] = []
         self._pt_legs: List[int] = []
         self._lambdas: List[Any] = []
-        self._capacities = (0, 0)
+        self._capacities: List[Tuple[int, int, int]] = []
         self._results: Dict[str, Any] = {}
         self._step: Optional[int] = None
         self._traces: Optional[tuple] = None
@@ -264,8 +264,10 @@ class PtTebd(BaseAPIClass):
                 self._gammas[site] = _pad(
                     gamma, gamma.shape[:2] + (padded(gamma.shape[2]),) + gamma.shape[3:]
                 )
-        inner = [weights.shape[0] for weights in self._lambdas[1:-1]]
-        self._capacities = (capacity(max(inner, default=1)), capacity(1))
+        # per bond: capacities of the bond and of the bonds its gates split off the left and the right site
+        self._capacities = [
+            (capacity(weights.shape[0]), capacity(1), capacity(1)) for weights in self._lambdas
+        ]
         self._pad_bonds()
         pt_bonds = {}
         for site, process_tensor in enumerate(self._process_tensors):
@@ -309,25 +311,32 @@ class PtTebd(BaseAPIClass):
         assert self._step is not None
         saved = (self._step, list(self._gammas), list(self._lambdas))
         needed = self._advance()
-        while needed[0] > self._capacities[0] or needed[1] > self._capacities[1]:
+        while any(
+            rank > limit
+            for bond, ranks in needed.items()
+            for rank, limit in zip(ranks, self._capacities[bond])
+        ):
             # oqupy_jax only: a rank outgrew its capacity; the step again from its start with larger ones.  The
             # ranks of a truncated attempt understate the later gates' ranks: a quarter more than was seen.
             self._step, self._gammas, self._lambdas = saved[0], list(saved[1]), list(saved[2])
-            self._capacities = (
-                max(self._capacities[0], capacity(needed[0] + needed[0] // 4)),
-                max(self._capacities[1], capacity(needed[1] + needed[1] // 4)),
-            )
+            for bond, ranks in needed.items():
+                self._capacities[bond] = (
+                    max(self._capacities[bond][0], capacity(ranks[0] + ranks[0] // 4)),
+                    max(self._capacities[bond][1], capacity(ranks[1] + ranks[1] // 4)),
+                    max(self._capacities[bond][2], capacity(ranks[2] + ranks[2] // 4)),
+                )
             self._pad_bonds()
             needed = self._advance()
         self._apply_controls(self._step, post=False)
         self._record()
 
-    def _advance(self) -> tuple:
-        """The step up to its pre-controls; returns the largest (bond, inner) ranks the gates needed."""
+    def _advance(self) -> Dict[int, Tuple[int, int, int]]:
+        """The step up to its pre-controls; returns the largest ranks the gates of each bond needed."""
         assert self._step is not None
         self._apply_controls(self._step, post=True)
         self._step += 1
-        needed = self._apply_layers(np.zeros(2, dtype=np.int64))
+        ranks: List[Tuple[int, Any]] = []
+        self._apply_layers(ranks)
         for site, process_tensor in enumerate(self._process_tensors):
             if process_tensor is None:
                 continue
@@ -341,38 +350,48 @@ class PtTebd(BaseAPIClass):
                 self._gammas[site] = absorb_process_tensor(
                     self._gammas[site], _pad(mpo, legs + mpo.shape[2:])
                 )
-        needed = self._apply_layers(needed)
-        return tuple(int(rank) for rank in np.asarray(needed))
+        self._apply_layers(ranks)
+        # one transfer per step: the ranks of every gate
+        values = np.asarray(np.stack([pair[1] for pair in ranks]))
+        needed: Dict[int, Tuple[int, int, int]] = {}
+        for (bond, _), gate_ranks in zip(ranks, values.tolist()):
+            known = needed.get(bond, (0, 0, 0))
+            needed[bond] = (
+                max(known[0], int(gate_ranks[0])),
+                max(known[1], int(gate_ranks[1])),
+                max(known[2], int(gate_ranks[2])),
+            )
+        return needed
 
-    def _apply_layers(self, needed: Any) -> Any:
+    def _apply_layers(self, ranks: List[Tuple[int, Any]]) -> None:
+        """The gate layers; appends ``(bond, ranks of the gate)`` for each gate to ``ranks``."""
         assert self._propagator is not None
         for layer in self._propagator.gate_layers:
             for gate in layer.gates:
                 left = gate.sites[0]
-                new_l, new_m, new_r, needed = apply_nn_gate(
+                new_l, new_m, new_r, gate_ranks = apply_nn_gate(
                     (self._lambdas[left], self._lambdas[left + 1], self._lambdas[left + 2]),
                     self._gammas[left],
                     self._gammas[left + 1],
                     gate.tensors[0],
                     gate.tensors[1],
                     self._parameters.epsrel,
-                    self._capacities,
-                    needed,
+                    self._capacities[left + 1],
                 )
                 self._gammas[left], self._lambdas[left + 1], self._gammas[left + 1] = new_l, new_m, new_r
+                ranks.append((left + 1, gate_ranks))
         self._traces = None
-        return needed
 
     def _pad_bonds(self) -> None:
-        """``oqupy_jax``: the inner bonds of the chain padded to the bond capacity (exact in ``oqupy_numpy``)."""
+        """``oqupy_jax``: each inner bond of the chain padded to its capacity (exact in ``oqupy_numpy``)."""
         last = len(self._gammas) - 1
         for site, gamma in enumerate(self._gammas):
-            left = gamma.shape[0] if site == 0 else stored(gamma.shape[0], self._capacities[0])
-            right = gamma.shape[3] if site == last else stored(gamma.shape[3], self._capacities[0])
+            left = gamma.shape[0] if site == 0 else stored(gamma.shape[0], self._capacities[site][0])
+            right = gamma.shape[3] if site == last else stored(gamma.shape[3], self._capacities[site + 1][0])
             self._gammas[site] = _pad(gamma, (left, gamma.shape[1], gamma.shape[2], right))
         for bond in range(1, last + 1):
             weights = self._lambdas[bond]
-            self._lambdas[bond] = _pad(weights, (stored(weights.shape[0], self._capacities[0]),))
+            self._lambdas[bond] = _pad(weights, (stored(weights.shape[0], self._capacities[bond][0]),))
         self._traces = None
 
     def _apply_controls(self, step: int, post: bool) -> None:
