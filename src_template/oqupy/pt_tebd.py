@@ -297,7 +297,7 @@ class PtTebd(BaseAPIClass):
         assert self._step is not None
         first = self._step
         progress = get_progress(progress_type)
-        with progress(max(0, last - first), "--> PT-TEBD computation:") as bar:
+        with progress(max(0, last - first), "--> PT-TEBD computation") as bar:
             while self._step < last:
                 self.compute_step()
                 bar.update(self._step - first)
