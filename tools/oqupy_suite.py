@@ -25,10 +25,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 _IMPORT_RULES = (
-    (re.compile(r"^(\s*)import oqupy\s*$", re.M), r"\1import {pkg} as oqupy"),
-    (re.compile(r"^(\s*)import oqupy as (\w+)", re.M), r"\1import {pkg} as \2"),
-    (re.compile(r"^(\s*)import oqupy\.([\w.]+)\s*$", re.M), r"\1import {pkg}.\2\n\1import {pkg} as oqupy"),
-    (re.compile(r"^(\s*)from oqupy(\.[\w.]+)? import", re.M), r"\1from {pkg}\2 import"),
+    (re.compile(r"^([ \t]*)import oqupy[ \t]*$", re.M), r"\1import {pkg} as oqupy"),
+    (re.compile(r"^([ \t]*)import oqupy as (\w+)", re.M), r"\1import {pkg} as \2"),
+    (re.compile(r"^([ \t]*)import oqupy\.([\w.]+) as (\w+)", re.M), r"\1import {pkg}.\2 as \3"),
+    (
+        re.compile(r"^([ \t]*)import oqupy\.([\w.]+)[ \t]*$", re.M),
+        r"\1import {pkg}.\2\n\1import {pkg} as oqupy",
+    ),
+    (re.compile(r"^([ \t]*)from oqupy(\.[\w.]+)? import", re.M), r"\1from {pkg}\2 import"),
 )
 
 
@@ -67,6 +71,7 @@ def run(root: Path, python: str, test_paths: list) -> Path:
         os.devnull,
         "--rootdir",
         str(root),
+        "--continue-on-collection-errors",  # a test file that cannot be imported fails alone, not the whole run
     ]
     command += [f"--junitxml={report}", *test_paths]
     subprocess.run(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
