@@ -91,33 +91,7 @@ KERNEL_ARGUMENTS = {
         (np.ones((2, 4, 3, 5)), np.ones((3, 6, 4, 4)) + 1j),
         {},
     ),
-    "oqupy_jax._chain_mps._split_sites": lambda: (
-        (np.arange(2.0) + 1, np.ones((2, 4, 3, 5)) + 0.5j, np.ones((5, 4, 1, 2)), np.arange(2.0) + 1),
-        {},
-    ),
-    "oqupy_jax._chain_mps._gate_theta": lambda: (
-        (
-            (np.ones((6, 3)), np.arange(3.0), np.ones((3, 20))),
-            (np.ones((20, 6)), np.arange(6.0), np.ones((6, 6))),
-            (2, 5),
-        ),
-        {
-            "size_l": 4,
-            "size_r": 8,
-            "gate_l": np.ones((4, 4, 2)),
-            "lambda_m": np.arange(5.0) + 1,
-            "gate_r": np.ones((2, 4, 4)) + 1j,
-        },
-    ),
-    "oqupy_jax._chain_mps._new_gammas": lambda: (
-        (
-            np.arange(2.0),
-            np.ones((6, 4)),
-            (np.ones((16, 5)), np.arange(5.0), np.ones((5, 24))),
-            3,
-        ),
-        {"size": 4, "isometry_r": np.ones((6, 6)), "lambda_r": np.arange(3.0) + 1},
-    ),
+    "oqupy_jax._chain_mps.apply_nn_gate": lambda: _nn_gate_arguments((4, 2, 2)),
     "oqupy_jax._chain_mps.trace_site": lambda: (
         (np.ones((2, 4, 3, 5)), np.arange(3.0) + 1j, np.array([1.0, 0.0, 0.0, 1.0])),
         {},
@@ -160,7 +134,20 @@ KERNEL_ARGUMENTS = {
 NUMPY_FORMS = {
     "oqupy_jax._steps.tempo_step": (lambda: _tempo_step_arguments(onp, onp._steps.UNBOUNDED), (2, 3, 4)),
     "oqupy_jax._steps.pt_step": (lambda: _pt_step_arguments(onp, onp._steps.UNBOUNDED), (2, 3)),
+    # the new middle weights and the three ranks (the tensors hold SVD phases, which LAPACK builds may choose apart)
+    "oqupy_jax._chain_mps.apply_nn_gate": (lambda: _nn_gate_arguments((onp._steps.UNBOUNDED,) * 3), (1, 3)),
 }
+
+
+def _nn_gate_arguments(capacities):
+    """A gate on two sites with bond 2 between them (left site with a process-tensor leg of 2); ranks (4, 2, 1), so
+    capacities (4, 2, 2) mask a triplet of the right split."""
+    rng = np.random.default_rng(3)
+    gamma_l = rng.normal(size=(1, 4, 2, 2)) + 1j * rng.normal(size=(1, 4, 2, 2))
+    gamma_r = rng.normal(size=(2, 4, 1, 1)) + 1j * rng.normal(size=(2, 4, 1, 1))
+    gate_l, gate_r = rng.normal(size=(4, 4, 3)), rng.normal(size=(3, 4, 4)) + 0.5j
+    lambdas = (np.ones(1), np.array([1.0, 0.5]), np.ones(1))
+    return (lambdas, gamma_l, gamma_r, gate_l, gate_r, 1e-12), {"capacities": capacities}
 
 
 def _influence_lines():
