@@ -5,12 +5,12 @@ The chain is held as site tensors ``Gamma_k[L, P, A, R]`` and bond weights ``Lam
 ``Lambda_0 Gamma_0 Lambda_1 Gamma_1 ... Gamma_{n-1} Lambda_n``.  A two-site gate is one kernel
 (:func:`apply_nn_gate`) whose three truncation ranks are decided on the device.
 
-``oqupy_numpy`` keeps exact bond dimensions.  ``oqupy_jax`` stores every inner bond of the chain with a
-per-run *capacity* and every process-tensor leg padded (:func:`padded`), with zero weights and zero tensor
+``oqupy_numpy`` keeps exact bond dimensions.  ``oqupy_jax`` stores every inner bond of the chain with
+per-run *capacities* and every process-tensor leg padded (:func:`padded`), with zero weights and zero tensor
 entries; a zero weight has a zero inverse (:func:`inverse_weights`), so padding never enters a result.  The
 shapes of a gate then depend only on the capacities and on which sites are ends or carry an environment, so a
-run compiles each kernel a few times, not once per bond dimension.  A rank above its capacity is reported
-(``needed``) and the caller repeats the step with larger capacities (:func:`capacity`).
+run compiles each kernel a few times, not once per bond dimension.  The gate returns its ranks; when one is
+above its capacity, the caller repeats the step with larger capacities (:func:`capacity`).
 """
 
 from typing import Any, List, Sequence, Tuple
