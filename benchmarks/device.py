@@ -1,20 +1,27 @@
 """Device check: whole-step kernels of oqupy_jax on an accelerator, against oqupy_numpy, in one short run.
 
-    python -m benchmarks.device              # on a machine with an accelerator (about 8 minutes)
+    python -m benchmarks.device              # on a machine with an accelerator (about 5 minutes, --budget)
     python -m benchmarks.device --quick      # tiny sizes: checks that the script works (CPU, under a minute)
     python -m benchmarks --device [--quick]  # the same
 
 Measures, in one process, packages interleaved, BLAS/OpenMP threads pinned (``--threads``, reported):
 
+0. ``svd n``: one complex128 SVD of an (n x n) matrix, ``jnp.linalg.svd`` (jitted, on the default device) against
+   ``numpy.linalg.svd`` on the host: the factorisation that every item below is made of;
 1. ``chi_sweep``: one PT-TEMPO step (:func:`oqupy._steps.pt_step`) on open legs of bond ``chi`` (64 ... 512), the
    zip-up and sweep of ``--legs`` legs: the SVDs of (4 chi x 4 chi) matrices that dominate large builds.  Both
    packages get the same legs, of exactly ``chi`` (no padding: ``capacity = chi`` in oqupy_jax);
 2. ``pt_162``: a PT-TEMPO build in the regime of OQuPy issue #162 (weak coupling alpha = 0.01, tight epsrel, so
    large bonds);
-3. ``batch_N``: ``compute_dynamics_batch`` of N = 256 ... 4096 Hamiltonians through that process tensor;
-4. compile time and number of XLA programs of each oqupy_jax item (from ``jax.monitoring``).
+3. ``batch_N``: ``compute_dynamics_batch`` of N = 256 ... 4096 Hamiltonians through that process tensor (a loop
+   over ``compute_dynamics`` in oqupy_numpy);
+4. ``pt_large``: a PT-TEMPO build whose bonds reach about 200 (the canonical bath at epsrel 1e-7), run once per
+   package when the budget allows (cold only: compilation included for oqupy_jax);
+5. compile time and number of XLA programs of each oqupy_jax item (from ``jax.monitoring``).
 
-Prints one table (cold and warm seconds, compile seconds and programs, largest bond).  Nothing is asserted.
+Prints one table (cold and warm seconds, compile seconds and programs, largest bond), and writes it after every
+item to ``--table`` (if given), so that a run stopped by a time limit keeps what it measured.  Items are skipped
+once ``--budget`` seconds have passed.  Nothing is asserted.
 """
 
 import argparse
@@ -25,20 +32,28 @@ import time
 THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 FULL = {
+    "svds": (256, 512, 1024, 2048),
+    "numpy_max_svd": 1024,
     "chis": (64, 128, 256, 512),
-    "numpy_max_chi": 256,
+    "numpy_max_chi": 512,
     "legs": 4,
-    "pt": dict(alpha=0.01, epsrel=1e-8, dt=0.05, dkmax=30, steps=40),
+    "pt": dict(alpha=0.01, epsrel=1e-9, dt=0.05, dkmax=30, steps=40),
     "batches": (256, 1024, 4096),
-    "numpy_max_batch": 256,
+    "numpy_max_batch": 4096,
+    "pt_large": dict(alpha=0.25, epsrel=1e-7, dt=0.05, dkmax=40, steps=60),
+    "budget": 300.0,
 }
 QUICK = {
+    "svds": (8, 16),
+    "numpy_max_svd": 16,
     "chis": (8, 16),
     "numpy_max_chi": 16,
     "legs": 3,
     "pt": dict(alpha=0.01, epsrel=1e-6, dt=0.1, dkmax=4, steps=6),
     "batches": (4, 16),
     "numpy_max_batch": 4,
+    "pt_large": dict(alpha=0.25, epsrel=1e-5, dt=0.1, dkmax=4, steps=6),
+    "budget": 60.0,
 }
 
 
@@ -97,6 +112,33 @@ def _random_legs(pkg, chi: int, count: int, seed: int):
     return legs[:-1] + [legs[-1][:, :, :1]]
 
 
+def svd_time(pkg, n: int) -> dict:
+    """One complex128 SVD of an (n x n) matrix with decaying singular values: cold and warm seconds."""
+    import numpy as np
+
+    rng = np.random.default_rng(n)
+    matrix = (rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n))) * np.exp(-np.arange(n) * 8.0 / n)
+    if pkg.__name__ == "oqupy_jax":
+        import jax
+        import jax.numpy as jnp
+
+        factorise = jax.jit(lambda m: jnp.linalg.svd(m, full_matrices=False))
+        matrix = _block(jnp.asarray(matrix))
+    else:
+
+        def factorise(m):
+            return np.linalg.svd(m, full_matrices=False)
+
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        values = factorise(matrix)[1]
+        if pkg.__name__ == "oqupy_jax":
+            _block(values)
+        times.append(time.perf_counter() - start)
+    return {"cold_s": times[0], "warm_s": times[1], "bond": n}
+
+
 def chi_step(pkg, chi: int, count: int) -> dict:
     """One PT-TEMPO step on legs of bond ``chi``; cold (with compilation) and warm seconds."""
     import numpy as np
@@ -125,19 +167,19 @@ def chi_step(pkg, chi: int, count: int) -> dict:
     return {"cold_s": times[0], "warm_s": times[1], "bond": largest}
 
 
-def pt_build(pkg, alpha: float, epsrel: float, dt: float, dkmax: int, steps: int) -> tuple:
-    """The #162-regime PT-TEMPO build (twice: cold, warm); returns the record and the process tensor."""
+def pt_build(pkg, alpha: float, epsrel: float, dt: float, dkmax: int, steps: int, runs: int = 2) -> tuple:
+    """A PT-TEMPO build (``runs`` times: cold, warm); returns the record and the process tensor."""
     op = pkg.operators
     correlations = pkg.PowerLawSD(alpha=alpha, zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.2)
     bath = pkg.Bath(0.5 * op.sigma("z"), correlations)
     parameters = pkg.TempoParameters(dt=dt, epsrel=epsrel, dkmax=dkmax)
     times = []
-    for _ in range(2):
+    for _ in range(runs):
         start = time.perf_counter()
         pt = pkg.PtTempo(bath, 0.0, steps * dt, parameters).get_process_tensor(progress_type="silent")
         times.append(time.perf_counter() - start)
     bonds = pt.get_bond_dimensions()
-    return {"cold_s": times[0], "warm_s": times[1], "bond": int(max(bonds))}, pt
+    return {"cold_s": times[0], "warm_s": times[-1] if runs > 1 else None, "bond": int(max(bonds))}, pt
 
 
 def batch(pkg, pt, size: int) -> dict:
@@ -156,14 +198,37 @@ def batch(pkg, pt, size: int) -> dict:
     return {"cold_s": times[0], "warm_s": times[1], "bond": None}
 
 
+def _seconds(value) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _table(rows: list, pinning: dict, elapsed: float, skipped: list) -> str:
+    lines = [
+        "| item | package | cold [s] | warm [s] | compile [s] (programs) | largest bond |",
+        "|---|---|---|---|---|---|",
+    ]
+    for item, name, result, compiled in rows:
+        compile_text = "-" if compiled is None else f"{compiled[1]:.3g} ({compiled[0]})"
+        bond = "-" if result["bond"] is None else str(result["bond"])
+        cold, warm = _seconds(result["cold_s"]), _seconds(result["warm_s"])
+        lines.append(f"| {item} | {name} | {cold} | {warm} | {compile_text} | {bond} |")
+    if skipped:
+        lines.append(f"\nskipped (budget spent): {', '.join(skipped)}")
+    lines.append(f"\ntotal {elapsed:.0f} s; threads pinned: {pinning}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a CPU check of the script)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP/XLA CPU threads (0: unpinned)")
     parser.add_argument("--package", action="append", choices=("numpy", "jax"), help="default: both")
+    parser.add_argument("--budget", type=float, default=None, help="seconds after which items are skipped")
+    parser.add_argument("--table", default=None, help="file the table is written to after every item")
     args = parser.parse_args(argv)
     pinning = pin_threads(args.threads)
     sizes = QUICK if args.quick else FULL
+    budget = sizes["budget"] if args.budget is None else args.budget
     import importlib
 
     import jax
@@ -171,41 +236,48 @@ def main(argv=None) -> int:
     packages = [importlib.import_module(f"oqupy_{name}") for name in (args.package or ["numpy", "jax"])]
     compiles = Compiles()
     print(f"devices: {jax.devices()}; threads pinned: {pinning}", flush=True)
-    rows = []
-
-    def record(item: str, pkg, result: dict) -> None:
-        count, seconds = compiles.take()
-        jax_package = pkg.__name__ == "oqupy_jax"
-        rows.append((item, pkg.__name__, result, (count, seconds) if jax_package else None))
-        print(f"  {item:14s} {pkg.__name__:12s} {result}", file=sys.stderr, flush=True)
-
+    rows: list = []
+    skipped: list = []
     started = time.perf_counter()
+
+    def run(item: str, pkg, measure, *arguments, **keywords):
+        """Measure one item unless the budget is spent; record and write the table; return what it returned."""
+        if time.perf_counter() - started > budget:
+            skipped.append(f"{item} {pkg.__name__}")
+            return None
+        compiles.take()
+        returned = measure(pkg, *arguments, **keywords)
+        result = returned[0] if isinstance(returned, tuple) else returned
+        count, seconds = compiles.take()
+        compiled = (count, seconds) if pkg.__name__ == "oqupy_jax" else None
+        rows.append((item, pkg.__name__, result, compiled))
+        print(f"  {item:14s} {pkg.__name__:12s} {result} compiles {compiled}", file=sys.stderr, flush=True)
+        if args.table:
+            with open(args.table, "w") as handle:
+                handle.write(_table(rows, pinning, time.perf_counter() - started, skipped) + "\n")
+        return returned
+
+    for n in sizes["svds"]:
+        for pkg in packages:
+            if pkg.__name__ == "oqupy_jax" or n <= sizes["numpy_max_svd"]:
+                run(f"svd {n}", pkg, svd_time, n)
     for chi in sizes["chis"]:
         for pkg in packages:
-            if pkg.__name__ == "oqupy_numpy" and chi > sizes["numpy_max_chi"]:
-                continue
-            compiles.take()
-            record(f"chi_sweep {chi}", pkg, chi_step(pkg, chi, sizes["legs"]))
+            if pkg.__name__ == "oqupy_jax" or chi <= sizes["numpy_max_chi"]:
+                run(f"chi_sweep {chi}", pkg, chi_step, chi, sizes["legs"])
     tensors = {}
     for pkg in packages:
-        compiles.take()
-        result, tensors[pkg.__name__] = pt_build(pkg, **sizes["pt"])
-        record("pt_162", pkg, result)
+        returned = run("pt_162", pkg, pt_build, **sizes["pt"])
+        if returned is not None:
+            tensors[pkg.__name__] = returned[1]
     for size in sizes["batches"]:
         for pkg in packages:
-            if pkg.__name__ == "oqupy_numpy" and size > sizes["numpy_max_batch"]:
-                continue
-            compiles.take()
-            record(f"batch {size}", pkg, batch(pkg, tensors[pkg.__name__], size))
-    print("\n| item | package | cold [s] | warm [s] | compile [s] (programs) | largest bond |")
-    print("|---|---|---|---|---|---|")
-    for item, name, result, compiled in rows:
-        compile_text = "-" if compiled is None else f"{compiled[1]:.3g} ({compiled[0]})"
-        bond = "-" if result["bond"] is None else str(result["bond"])
-        print(
-            f"| {item} | {name} | {result['cold_s']:.3g} | {result['warm_s']:.3g} | {compile_text} | {bond} |"
-        )
-    print(f"\ntotal {time.perf_counter() - started:.0f} s; threads pinned: {pinning}")
+            if pkg.__name__ in tensors and (pkg.__name__ == "oqupy_jax" or size <= sizes["numpy_max_batch"]):
+                run(f"batch {size}", pkg, batch, tensors[pkg.__name__], size)
+    for pkg in reversed(packages):  # oqupy_jax first: oqupy_numpy's figure can also be taken on another machine
+        run("pt_large", pkg, pt_build, runs=1, **sizes["pt_large"])
+    print()
+    print(_table(rows, pinning, time.perf_counter() - started, skipped))
     return 0
 
 
