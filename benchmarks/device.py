@@ -274,7 +274,8 @@ def main(argv=None) -> int:
         for pkg in packages:
             if pkg.__name__ in tensors and (pkg.__name__ == "oqupy_jax" or size <= sizes["numpy_max_batch"]):
                 run(f"batch {size}", pkg, batch, tensors[pkg.__name__], size)
-    for pkg in reversed(packages):  # oqupy_jax first: oqupy_numpy's figure can also be taken on another machine
+    # oqupy_jax first: oqupy_numpy's figure can also be taken on another machine
+    for pkg in reversed(packages):
         run("pt_large", pkg, pt_build, runs=1, **sizes["pt_large"])
     print()
     print(_table(rows, pinning, time.perf_counter() - started, skipped))

@@ -177,6 +177,7 @@ def _pt_step_arguments(pkg, capacity):
     operators = pkg._steps.PtOperators(_influence_lines(), np.eye(4) + 0j, np.eye(4) + 0j, np.ones(4) + 0.1j)
     return (legs, 0, 5, np.ones((4, 4)) + 0j, operators, 1e-6), {"capacity": capacity}
 
+
 # kernels whose outputs are defined only up to a gauge: compared through what the gauge leaves unchanged
 GAUGE_FREE = {
     # singular vectors up to a phase each (LAPACK builds choose apart): values, moduli and the product
