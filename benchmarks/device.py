@@ -38,7 +38,7 @@ FULL = {
     "numpy_max_chi": 512,
     "legs": 4,
     "pt": dict(alpha=0.01, epsrel=1e-9, dt=0.05, dkmax=30, steps=40),
-    "batches": (256, 1024, 4096),
+    "batches": (256, 1024, 4096, 16384),
     "numpy_max_batch": 4096,
     "pt_large": dict(alpha=0.25, epsrel=1e-7, dt=0.05, dkmax=40, steps=60),
     "budget": 300.0,
@@ -182,6 +182,19 @@ def pt_build(pkg, alpha: float, epsrel: float, dt: float, dkmax: int, steps: int
     return {"cold_s": times[0], "warm_s": times[-1] if runs > 1 else None, "bond": int(max(bonds))}, pt
 
 
+def _shared_process_tensor(packages: list, parameters: dict) -> dict:
+    """The ``pt_162`` process tensor built once by oqupy_numpy (untimed), read by every package from a file."""
+    import importlib
+    import tempfile
+    from pathlib import Path
+
+    builder = importlib.import_module("oqupy_numpy")
+    _, pt = pt_build(builder, runs=1, **parameters)
+    path = Path(tempfile.mkdtemp()) / "pt_162.hdf5"
+    pt.export(str(path))
+    return {pkg.__name__: pkg.import_process_tensor(str(path), "simple") for pkg in packages}
+
+
 def batch(pkg, pt, size: int) -> dict:
     import numpy as np
 
@@ -225,6 +238,12 @@ def main(argv=None) -> int:
     parser.add_argument("--package", action="append", choices=("numpy", "jax"), help="default: both")
     parser.add_argument("--budget", type=float, default=None, help="seconds after which items are skipped")
     parser.add_argument("--table", default=None, help="file the table is written to after every item")
+    parser.add_argument(
+        "--items",
+        default="svd,chi,pt,batch,large",
+        help="comma-separated groups to run (svd, chi, pt, batch, large); without pt, batch goes through a "
+        "process tensor built by oqupy_numpy and read by each package from a file (untimed)",
+    )
     args = parser.parse_args(argv)
     pinning = pin_threads(args.threads)
     sizes = QUICK if args.quick else FULL
@@ -257,25 +276,28 @@ def main(argv=None) -> int:
                 handle.write(_table(rows, pinning, time.perf_counter() - started, skipped) + "\n")
         return returned
 
-    for n in sizes["svds"]:
+    items = set(args.items.split(","))
+    for n in sizes["svds"] if "svd" in items else ():
         for pkg in packages:
             if pkg.__name__ == "oqupy_jax" or n <= sizes["numpy_max_svd"]:
                 run(f"svd {n}", pkg, svd_time, n)
-    for chi in sizes["chis"]:
+    for chi in sizes["chis"] if "chi" in items else ():
         for pkg in packages:
             if pkg.__name__ == "oqupy_jax" or chi <= sizes["numpy_max_chi"]:
                 run(f"chi_sweep {chi}", pkg, chi_step, chi, sizes["legs"])
     tensors = {}
-    for pkg in packages:
+    for pkg in packages if "pt" in items else ():
         returned = run("pt_162", pkg, pt_build, **sizes["pt"])
         if returned is not None:
             tensors[pkg.__name__] = returned[1]
-    for size in sizes["batches"]:
+    if "batch" in items and "pt" not in items:
+        tensors = _shared_process_tensor(packages, sizes["pt"])
+    for size in sizes["batches"] if "batch" in items else ():
         for pkg in packages:
             if pkg.__name__ in tensors and (pkg.__name__ == "oqupy_jax" or size <= sizes["numpy_max_batch"]):
                 run(f"batch {size}", pkg, batch, tensors[pkg.__name__], size)
     # oqupy_jax first: oqupy_numpy's figure can also be taken on another machine
-    for pkg in reversed(packages):
+    for pkg in reversed(packages) if "large" in items else ():
         run("pt_large", pkg, pt_build, runs=1, **sizes["pt_large"])
     print()
     print(_table(rows, pinning, time.perf_counter() - started, skipped))

@@ -12,11 +12,15 @@ import numpy as np
 
 from oqupy import config
 from oqupy._boundary import array_namespace
+from oqupy._codegen import BACKEND
 from oqupy._mps import bucket
 from oqupy.control import Control
 from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor, TtiProcessTensor
 from oqupy.system import BaseSystem
 from oqupy.util import check_convert
+
+if BACKEND == "jax":
+    import jax
 
 __runs_on__ = "host"
 
@@ -64,6 +68,7 @@ class Environment(NamedTuple):
     transform_out: np.ndarray  # out of it
     uniform: Optional[Uniform] = None
     left: Optional[np.ndarray] = None
+    padded: Optional["PaddedEnvironment"] = None  # oqupy_jax: tensors and caps stacked on the device
 
 
 class PaddedEnvironment(NamedTuple):
@@ -176,7 +181,16 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
     pt.check_consistency()
     tensors = [np.asarray(pt.get_raw_mpo_tensor(step), dtype=config.NpDtype) for step in range(num_steps)]
     caps = pt.get_cap_tensors()[: num_steps + 1]
-    return Environment(tensors, caps, transform_in, transform_out)
+    if BACKEND == "jax":
+        # stacked and sent to the device once per process tensor and length, not once per call
+        padded = pt._derived.get(num_steps)
+        if padded is None:
+            host = stack_padded(tensors, caps)
+            padded = PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps))
+            pt._derived[num_steps] = padded
+        return Environment(tensors, caps, transform_in, transform_out, padded=padded)
+    else:
+        return Environment(tensors, caps, transform_in, transform_out)
 
 
 def propagators(
@@ -265,8 +279,10 @@ def step_matrices(
     identity = np.identity(dim2, dtype=config.NpDtype)
     first_in = environments[0].transform_in if environments else identity
     last_out = environments[-1].transform_out if environments else identity
-    enter = xp.einsum("nba,...ncb,cd->...nad", post, prop_1, first_in)
-    leave = xp.einsum("ab,...ncb,ndc->...nad", last_out, prop_2, pre[1:])
+    # enter[n] = post[n]^T prop_1[n]^T first_in, leave[n] = last_out prop_2[n]^T pre[n + 1]^T: batched matrix
+    # products (a generic einsum over thousands of systems took most of a batch's host time)
+    enter = xp.matrix_transpose(post) @ xp.matrix_transpose(prop_1) @ first_in
+    leave = last_out @ xp.matrix_transpose(prop_2) @ xp.matrix_transpose(pre[1:])
     links = tuple(
         before.transform_out @ after.transform_in for before, after in zip(environments, environments[1:])
     )

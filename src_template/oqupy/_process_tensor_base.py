@@ -6,7 +6,7 @@ holds the HDF5 one.  Everything here is NumPy in every generated package.
 """
 
 import math
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -101,6 +101,13 @@ class BaseProcessTensor(BaseAPIClass):
         )
         self._trace_in = trace if self._transform_in is None else trace @ self._transform_in
         self._trace_out = trace if self._transform_out is None else self._transform_out @ trace
+        # what dynamics derived from the tensors, kept while they are unchanged (``oqupy_jax``: the tensors and
+        # caps of the first n steps stacked, padded and on the device, under key n; see ``_dynamics_setup``)
+        self._derived: Dict[int, Any] = {}
+
+    def _tensors_changed(self) -> None:
+        """Forget what was derived from the tensors; every writer calls this."""
+        self._derived.clear()
 
     def _str_items(self) -> list:
         return [("dimension", self._hs_dim), ("dt", self._dt), ("length", len(self))]

@@ -84,7 +84,7 @@ def loop_inputs(environments: List[Environment], vectors: np.ndarray) -> Loop:
                 uniform.append(env.uniform)
         else:
             if BACKEND == "jax":
-                padded = stack_padded(env.tensors, env.caps)
+                padded = stack_padded(env.tensors, env.caps) if env.padded is None else env.padded
                 tensors.append(padded.tensors)
                 caps.append(padded.caps)
                 bond_vectors.append(np.eye(1, padded.caps.shape[1], dtype=config.NpDtype)[0])

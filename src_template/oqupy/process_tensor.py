@@ -148,6 +148,7 @@ class SimpleProcessTensor(BaseProcessTensor):
             self._mpo_tensors.append(None)
         self._mpo_tensors[step] = tensor
         self._cap_tensors = []
+        self._tensors_changed()
 
     def get_raw_mpo_tensor(self, step: int) -> Optional[np.ndarray]:
         """The stored MPO tensor of ``step`` (rank 3 or 4, untransformed; not a copy: do not modify)."""
@@ -162,6 +163,7 @@ class SimpleProcessTensor(BaseProcessTensor):
         while len(self._cap_tensors) <= step:
             self._cap_tensors.append(None)
         self._cap_tensors[step] = None if tensor is None else as_tensor(tensor, f"cap of step {step}")
+        self._tensors_changed()
 
     def get_cap_tensor(self, step: int) -> Optional[np.ndarray]:
         """A copy of the cap of ``step``, or None if caps were not computed."""

@@ -299,6 +299,7 @@ class FileProcessTensor(BaseProcessTensor):
             set_writing(self._file, True)
             self._pending = True
         write_tensor(self._file, kind, index, tensor)
+        self._tensors_changed()
 
     def _read(self, kind: str, index: int) -> Optional[np.ndarray]:
         """Read one tensor (None if missing); ``RuntimeError`` once the file is closed."""

@@ -19,7 +19,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from oqupy import config
-from oqupy._boundary import is_traced, to_host
+from oqupy._boundary import array_namespace, is_traced, to_host
 from oqupy._checks import check_initial_state, check_system
 from oqupy._codegen import host
 from oqupy._dynamics_setup import (
@@ -220,14 +220,15 @@ def compute_dynamics_batch(
         matrices_0 = [check_initial_state(state, dim) for state in initial_state]
     else:
         matrices_0 = [check_initial_state(initial_state, dim)] * len(systems)
-    vectors = (
-        np.stack([np.asarray(matrix).reshape(dim * dim) for matrix in matrices_0]) @ setup.controls.pre[0].T
-    )
+    # stacked where the pieces are (on the host unless traced): one transfer to the devices, not one per system
+    xp = array_namespace(*matrices_0)
+    vectors = xp.stack([matrix.reshape(dim * dim) for matrix in matrices_0]) @ setup.controls.pre[0].T
     stacks = [
         propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel) for system in systems
     ]
-    prop_1 = np.stack([first for first, _ in stacks])
-    prop_2 = np.stack([second for _, second in stacks])
+    xp = array_namespace(*[stack for pair in stacks for stack in pair])
+    prop_1 = xp.stack([first for first, _ in stacks])
+    prop_2 = xp.stack([second for _, second in stacks])
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vectors)
     enter, leave, states = shard_batch((matrices.enter, matrices.leave, loop.states), devices)

@@ -116,6 +116,43 @@ def dynamics_states(oq, pt):
     return np.asarray(dynamics.times), np.asarray(dynamics.states)
 
 
+@pytest.mark.parametrize("kind", ["simple", "file"])
+def test_dynamics_follow_tensors_written_after_use(oq, tmp_path, kind):
+    """Dynamics, then one MPO tensor rewritten, then the caps, each followed by dynamics again: the second run sees the new
+    tensors (``oqupy_jax`` keeps a process tensor's stacked tensors on the device between calls; every write must
+    drop them) and equals a run through a fresh process tensor holding the same tensors."""
+    original = with_caps(hand_made_pt(oq, transforms=False))
+    if kind == "file":
+        pt = oq.FileProcessTensor("write", str(tmp_path / "rewritten.hdf5"), 2, 0.05)
+        for step in range(len(original)):
+            pt.set_mpo_tensor(step, original.get_raw_mpo_tensor(step))
+        for step in range(len(original) + 1):
+            pt.set_cap_tensor(step, original.get_cap_tensor(step))
+    else:
+        pt = original
+    _, before = dynamics_states(oq, pt)
+    rng = np.random.default_rng(7)
+    pt.set_mpo_tensor(1, rng_complex(rng, 3, 2, 4, 4))
+    _, after_tensor = dynamics_states(oq, pt)
+    caps = (
+        pt.get_cap_tensors()
+    )  # computed from the new tensors (the stored ones were dropped): write them all,
+    for step, cap in enumerate(caps):  # one of them doubled
+        pt.set_cap_tensor(step, 2.0 * cap if step == 1 else cap)
+    _, after_cap = dynamics_states(oq, pt)
+    fresh = oq.SimpleProcessTensor(2, 0.05)
+    for step in range(len(pt)):
+        fresh.set_mpo_tensor(step, pt.get_raw_mpo_tensor(step))
+    for step in range(len(pt) + 1):
+        fresh.set_cap_tensor(step, pt.get_cap_tensor(step))
+    _, expected = dynamics_states(oq, fresh)
+    if kind == "file":
+        pt.close()
+    assert np.max(np.abs(after_tensor - before)) > 1e-3
+    assert np.max(np.abs(after_cap - after_tensor)) > 1e-3
+    np.testing.assert_allclose(after_cap, expected, rtol=0, atol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # 1. round trips
 
