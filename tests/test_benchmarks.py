@@ -50,3 +50,23 @@ def test_summary_and_table_report_medians_ratios_and_extrapolation():
     table = print_table(summary)
     assert "| batch | 2 | 9 | 0.5 | - | 0.25 |" in table
     assert "16 (extrapolated)" in table
+
+
+def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
+    """``benchmarks.device --quick`` (the accelerator check's CPU rehearsal), in a subprocess: it pins threads
+    before JAX starts. Every group runs; the table file holds one row per (item, package) measured."""
+    import subprocess
+    import sys
+
+    table = tmp_path / "table.md"
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.device", "--quick", "--items", "svd,batch", "--table", str(table)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    rows = [line for line in table.read_text().splitlines() if line.startswith("| ") and "item" not in line]
+    items = {tuple(cell.strip() for cell in row.split("|")[1:3]) for row in rows}
+    assert ("svd 8", "oqupy_numpy") in items and ("svd 16", "oqupy_jax") in items
+    assert ("batch 4", "oqupy_numpy") in items and ("batch 16", "oqupy_jax") in items
+    assert not any(item.startswith(("chi_sweep", "pt_")) for item, _ in items)
