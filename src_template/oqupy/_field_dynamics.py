@@ -151,10 +151,9 @@ def compute_dynamics_with_field(
                 steps = Step(
                     enter=matrices.enter,
                     leave=matrices.leave,
-                    tensors=tuple(
-                        None if stack is None else stack[step : step + 1] for stack in loop.tensors
-                    ),
-                    caps=tuple(None if caps is None else caps[step : step + 1] for caps in loop.caps),
+                    tensors=loop.tensors,
+                    caps=loop.caps,
+                    index=np.arange(step, step + 1),
                 )
                 carried[index], _ = propagate(carried[index], matrices.links, loop.uniform, steps)
             new_rhos = states_at(step + 1)

@@ -36,19 +36,23 @@ __all__ = [
 
 
 class Step(NamedTuple):
-    """What one step of the scan consumes (stacked along a leading step axis for the whole loop).
+    """What the scan consumes: ``enter``, ``leave`` and ``index`` stacked along a leading axis of the steps run,
+    ``tensors`` and ``caps`` whole (every step of the process tensors; the scan reads entry ``index``).
 
     ``enter``: everything before the first environment (post-control, ``prop_1``, its transform in);
     ``leave``: everything after the last (its transform out, ``prop_2``, the next pre-control);
-    ``tensors``: one MPO tensor per environment; ``caps``: one cap per environment (for the read-out).  A
-    uniform environment has None in both: its cell and cap are the same at every step and travel in the
-    carry instead (see :func:`dynamics_step`).
+    ``tensors``: per environment, its MPO tensors; ``caps``: per environment, its caps (for the read-out);
+    ``index``: the step numbers.  Reading the tensors by index inside the loop, rather than passing a slice of
+    them, spares ``oqupy_jax`` a device copy of the chunk's tensors at every call.  A uniform environment has
+    None in ``tensors`` and ``caps``: its cell and cap are the same at every step and travel in the carry
+    instead (see :func:`dynamics_step`).
     """
 
     enter: Any
     leave: Any
     tensors: Any  # a tuple over environments (or None in ``in_axes``)
     caps: Any
+    index: Any
 
 
 class Loop(NamedTuple):
@@ -142,31 +146,37 @@ def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
     return state
 
 
-def dynamics_step(carry: Tuple[Any, Any, Any], step: Step) -> Tuple[Any, np.ndarray]:
+def dynamics_step(carry: Tuple[Any, Any, Any, Any, Any], step: Step) -> Tuple[Any, np.ndarray]:
     """One step of the forward contraction (the body of the scan); returns the new carry and ``vec(rho_n)``.
 
-    ``carry`` is ``(state, links, uniform)``: the state, the matrices between consecutive environments, and
-    per environment None (finite: its tensor and cap are in ``step``) or its ``(cell, cap)`` (uniform).
+    ``carry`` is ``(state, links, uniform, tensors, caps)``: the state, the matrices between consecutive
+    environments, per environment None (finite) or its ``(cell, cap)`` (uniform), and the finite environments'
+    whole stacks of tensors and caps, read at ``step.index``.  ``step`` holds this step's ``enter``, ``leave`` and
+    ``index``.
     """
-    state, links, uniform = carry
-    caps = tuple(cap if cell is None else cell.cap for cap, cell in zip(step.caps, uniform))
+    state, links, uniform, tensors, all_caps = carry
+    caps = tuple(
+        cell.cap if cell is not None else stack[step.index] for stack, cell in zip(all_caps, uniform)
+    )
     rho = read_out(state, caps)
     state = state @ step.enter
-    for axis, tensor in enumerate(step.tensors):
+    for axis, stack in enumerate(tensors):
         if axis > 0:
             state = state @ links[axis - 1]
         if uniform[axis] is None:
-            state = contract_environment(state, tensor, axis)
+            state = contract_environment(state, stack[step.index], axis)
         else:
             state = contract_uniform(state, uniform[axis].cell, axis)
     state = state @ step.leave
-    return (state, links, uniform), rho
+    return (state, links, uniform, tensors, all_caps), rho
 
 
 def _propagate(
     state: np.ndarray, links: Sequence[Any], uniform: Sequence[Any], steps: Step
 ) -> Tuple[np.ndarray, np.ndarray]:
-    (state, _, _), rhos = scan(dynamics_step, (state, links, uniform), steps)
+    scanned = Step(enter=steps.enter, leave=steps.leave, tensors=None, caps=None, index=steps.index)
+    carry = (state, links, uniform, steps.tensors, steps.caps)
+    (state, _, _, _, _), rhos = scan(dynamics_step, carry, scanned)
     return state, rhos
 
 
@@ -183,7 +193,7 @@ def propagate_batch(
     states: np.ndarray, links: Sequence[Any], uniform: Sequence[Any], steps: Step
 ) -> Tuple[np.ndarray, np.ndarray]:
     """:func:`propagate` for a batch of systems: a leading axis on ``states`` and on the step matrices."""
-    per_system = Step(enter=0, leave=0, tensors=None, caps=None)
+    per_system = Step(enter=0, leave=0, tensors=None, caps=None, index=None)
     return vmap(_propagate, in_axes=(0, None, None, per_system))(states, links, uniform, steps)
 
 

@@ -68,8 +68,9 @@ def _forward(
             steps = Step(
                 enter=matrices.enter[..., begin:end, :, :],
                 leave=matrices.leave[..., begin:end, :, :],
-                tensors=tuple(None if stack is None else stack[begin:end] for stack in loop.tensors),
-                caps=tuple(None if caps is None else caps[begin:end] for caps in loop.caps),
+                tensors=loop.tensors,
+                caps=loop.caps,
+                index=np.arange(begin, end),
             )
             if batched:
                 states, rhos = propagate_batch(states, matrices.links, loop.uniform, steps)
