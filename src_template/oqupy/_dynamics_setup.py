@@ -21,6 +21,7 @@ from oqupy.util import check_convert
 
 if BACKEND == "jax":
     import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 __runs_on__ = "host"
 
@@ -76,6 +77,7 @@ class PaddedEnvironment(NamedTuple):
 
     tensors: np.ndarray
     caps: np.ndarray
+    placed: Any = None  # oqupy_jax: {devices: this environment copied to each of them} (see ``on_devices``)
 
 
 class Controls(NamedTuple):
@@ -186,7 +188,7 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
         padded = pt._derived.get(num_steps)
         if padded is None:
             host = stack_padded(tensors, caps)
-            padded = PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps))
+            padded = PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps), {})
             pt._derived[num_steps] = padded
         return Environment(tensors, caps, transform_in, transform_out, padded=padded)
     else:
@@ -359,3 +361,17 @@ def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, O
             raise ValueError("Correlations need a process tensor of finite length, or a uniform one.")
         return float(dt), None
     return float(dt), min(lengths)
+
+
+if BACKEND == "jax":
+
+    def on_devices(padded: PaddedEnvironment, devices: Any) -> PaddedEnvironment:
+        """``padded`` copied to every one of ``devices`` (default: all), for a batch sharded over them: each device
+        reads the whole stacks.  Made once per device set and kept in ``padded.placed``, not at every call."""
+        key = tuple(jax.devices() if devices is None else devices)
+        if key not in padded.placed:
+            everywhere = NamedSharding(Mesh(list(key), ("batch",)), PartitionSpec())
+            padded.placed[key] = PaddedEnvironment(
+                jax.device_put(padded.tensors, everywhere), jax.device_put(padded.caps, everywhere), {}
+            )
+        return padded.placed[key]

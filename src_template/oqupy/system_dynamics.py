@@ -21,7 +21,7 @@ import numpy as np
 from oqupy import config
 from oqupy._boundary import array_namespace, is_traced, to_host
 from oqupy._checks import check_initial_state, check_system
-from oqupy._codegen import host
+from oqupy._codegen import BACKEND, host
 from oqupy._dynamics_setup import (
     StepMatrices,
     chunks,
@@ -39,6 +39,9 @@ from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
 from oqupy.system import BaseSystem, ParameterizedSystem, System, TimeDependentSystem
 from oqupy.util import check_convert, get_progress
+
+if BACKEND == "jax":
+    from oqupy._dynamics_setup import on_devices
 
 __runs_on__ = "device"
 
@@ -232,6 +235,17 @@ def compute_dynamics_batch(
     prop_2 = xp.stack([second for _, second in stacks])
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vectors)
+    if BACKEND == "jax":
+        # each device reads the process tensors' whole stacks: copied to each once per device set, kept
+        placed = [
+            None if env.padded is None else on_devices(env.padded, devices) for env in setup.environments
+        ]
+        loop = Loop(
+            tuple(stack if here is None else here.tensors for stack, here in zip(loop.tensors, placed)),
+            tuple(caps if here is None else here.caps for caps, here in zip(loop.caps, placed)),
+            loop.uniform,
+            loop.states,
+        )
     enter, leave, states = shard_batch((matrices.enter, matrices.leave, loop.states), devices)
     matrices = StepMatrices(enter, leave, matrices.links)
     loop = Loop(loop.tensors, loop.caps, loop.uniform, states)
