@@ -320,11 +320,10 @@ class PtTebd(BaseAPIClass):
             # ranks of a truncated attempt understate the later gates' ranks: a quarter more than was seen.
             self._step, self._gammas, self._lambdas = saved[0], list(saved[1]), list(saved[2])
             for bond, ranks in needed.items():
-                self._capacities[bond] = (
-                    max(self._capacities[bond][0], capacity(ranks[0] + ranks[0] // 4)),
-                    max(self._capacities[bond][1], capacity(ranks[1] + ranks[1] // 4)),
-                    max(self._capacities[bond][2], capacity(ranks[2] + ranks[2] // 4)),
+                middle, left, right = (
+                    max(old, capacity(rank + rank // 4)) for old, rank in zip(self._capacities[bond], ranks)
                 )
+                self._capacities[bond] = (middle, left, right)
             self._pad_bonds()
             needed = self._advance()
         self._apply_controls(self._step, post=False)
@@ -355,12 +354,10 @@ class PtTebd(BaseAPIClass):
         values = np.asarray(np.stack([pair[1] for pair in ranks]))
         needed: Dict[int, Tuple[int, int, int]] = {}
         for (bond, _), gate_ranks in zip(ranks, values.tolist()):
-            known = needed.get(bond, (0, 0, 0))
-            needed[bond] = (
-                max(known[0], int(gate_ranks[0])),
-                max(known[1], int(gate_ranks[1])),
-                max(known[2], int(gate_ranks[2])),
+            middle, left, right = (
+                max(known, int(rank)) for known, rank in zip(needed.get(bond, (0, 0, 0)), gate_ranks)
             )
+            needed[bond] = (middle, left, right)
         return needed
 
     def _apply_layers(self, ranks: List[Tuple[int, Any]]) -> None:
