@@ -4,9 +4,11 @@
 
 The baths are the canonical spin-boson bath of ``benchmarks/scenarios.py`` at ``--baths`` temperatures; each build
 is the canonical PT-TEMPO run (100 steps, dkmax 40, epsrel 1e-6).  The sequential builds run in this process, the
-sweep on a ``LocalCluster`` of ``--workers`` single-threaded worker processes (cluster start-up included in its
-time).  BLAS is pinned to one thread everywhere (set before NumPy is imported; the values are printed).  Prints
-both wall times and their ratio; nothing is asserted.
+sweep on ``sweeps.local_client(--workers)``, a ``LocalCluster`` of single-threaded worker processes (cluster
+start-up included in its time).  ``--dask-default`` also runs the sweep on a plain ``LocalCluster``, whose
+nannies set ``MALLOC_TRIM_THRESHOLD_=65536`` (``local_client`` does not).  BLAS is pinned to one thread
+everywhere (set before NumPy is imported; the values are printed).  Prints the wall times and their ratios;
+nothing is asserted.
 """
 
 import argparse
@@ -23,10 +25,9 @@ def main(argv=None) -> None:
     parser.add_argument("--baths", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--package", default="oqupy_numpy")
+    parser.add_argument("--dask-default", action="store_true", help="also sweep on a plain LocalCluster")
     args = parser.parse_args(argv)
     os.environ.update(THREADS)
-    from dask.distributed import Client, LocalCluster
-
     from benchmarks.scenarios import DT, STEPS, spin_boson
 
     oq = importlib.import_module(args.package)
@@ -45,21 +46,44 @@ def main(argv=None) -> None:
     for one_bath in baths:
         oq.pt_tempo_compute(one_bath, 0.0, end_time, parameters, progress_type="silent")
     sequential = time.perf_counter() - start
-    with tempfile.TemporaryDirectory() as directory:
-        start = time.perf_counter()
-        cluster = LocalCluster(
-            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None, env=THREADS
-        )
-        with Client(cluster) as client:
-            oq.pt_tempo_sweep(baths, 0.0, end_time, parameters, directory, client=client)
-        cluster.close()
-        swept = time.perf_counter() - start
+    swept = _sweep(oq, baths, end_time, parameters, lambda: oq.sweeps.local_client(args.workers))
+    plain = None
+    if args.dask_default:
+        from dask.distributed import Client, LocalCluster
+
+        def plain_client():
+            cluster = LocalCluster(
+                n_workers=args.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                env=THREADS,
+            )
+            return Client(cluster)
+
+        plain = _sweep(oq, baths, end_time, parameters, plain_client)
     print(
         f"package {args.package}, {args.baths} canonical PT builds, threads {THREADS}, {os.cpu_count()} cores"
     )
-    print(f"sequential (this process)        : {sequential:7.1f} s")
-    print(f"pt_tempo_sweep, {args.workers} workers        : {swept:7.1f} s (cluster start-up included)")
-    print(f"ratio sweep / sequential         : {swept / sequential:7.2f}")
+    print(f"sequential (this process)             : {sequential:7.1f} s")
+    print(f"pt_tempo_sweep, local_client({args.workers})      : {swept:7.1f} s (cluster start-up included)")
+    print(f"ratio sweep / sequential              : {swept / sequential:7.2f}")
+    if plain is not None:
+        print(f"pt_tempo_sweep, plain LocalCluster    : {plain:7.1f} s (Dask's MALLOC_TRIM_THRESHOLD_=65536)")
+        print(f"ratio plain sweep / sequential        : {plain / sequential:7.2f}")
+
+
+def _sweep(oq, baths, end_time, parameters, make_client) -> float:
+    """Wall time of one sweep into a fresh directory, the cluster's start-up and shut-down included."""
+    with tempfile.TemporaryDirectory() as directory:
+        start = time.perf_counter()
+        client = make_client()
+        try:
+            oq.pt_tempo_sweep(baths, 0.0, end_time, parameters, directory, client=client)
+        finally:
+            client.close()
+            client.cluster.close()
+        return time.perf_counter() - start
 
 
 if __name__ == "__main__":

@@ -76,6 +76,7 @@ __all__ = [
     "pt_tempo",
     "pt_tempo_compute",
     "pt_tempo_sweep",
+    "shard_batch",
     "state_gradient",
     "steady_state",
     "sweeps",
@@ -143,6 +144,7 @@ from oqupy.system_dynamics import (
     compute_dynamics,
     compute_dynamics_batch,
     compute_dynamics_with_field,
+    shard_batch,
 )
 from oqupy.tempo import (
     GibbsParameters,

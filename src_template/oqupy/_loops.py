@@ -3,7 +3,7 @@
 ``replace`` writes one entry of a sequence of tensors (``.at[index].set`` on a stacked array in ``oqupy_jax``, a
 new list in ``oqupy_numpy``).
 
-``shard_batch(arrays, devices)`` places arrays that share a leading batch axis for a batched computation: in
+``shard(arrays, devices)`` places arrays that share a leading batch axis for a batched computation: in
 ``oqupy_jax`` each is padded along axis 0 (with copies of its first entry) to a multiple of the number of
 devices and put on a one-axis mesh over ``devices`` (default: all of ``jax.devices()``), so that the jitted
 batch runs on every device and its results stay sharded there; in ``oqupy_numpy`` the arrays are returned
@@ -35,7 +35,7 @@ from oqupy._codegen import BACKEND
 
 __runs_on__ = "device"
 
-__all__ = ["cond", "fori_loop", "replace", "scan", "shard_batch", "vmap"]
+__all__ = ["cond", "fori_loop", "replace", "scan", "shard", "vmap"]
 
 if BACKEND == "jax":
     from typing import Any, Tuple
@@ -50,7 +50,7 @@ if BACKEND == "jax":
         """``items`` (a stacked array) with entry ``index`` set to ``value``."""
         return items.at[index].set(value)
 
-    def shard_batch(arrays: Tuple[Any, ...], devices: Any = None) -> Tuple[Any, ...]:
+    def shard(arrays: Tuple[Any, ...], devices: Any = None) -> Tuple[Any, ...]:
         """``arrays`` padded along axis 0 to a multiple of the device count and sharded over a one-axis mesh."""
         mesh_devices = jax.devices() if devices is None else list(devices)
         sharding = NamedSharding(Mesh(mesh_devices, ("batch",)), PartitionSpec("batch"))
@@ -132,6 +132,6 @@ else:
 
         return batched
 
-    def shard_batch(arrays: Tuple[Any, ...], devices: Any = None) -> Tuple[Any, ...]:
+    def shard(arrays: Tuple[Any, ...], devices: Any = None) -> Tuple[Any, ...]:
         """``arrays`` unchanged (NumPy runs the batch as a loop on the host; ``devices`` is ignored)."""
         return tuple(arrays)

@@ -32,7 +32,7 @@ from oqupy._dynamics_setup import (
     step_matrices,
 )
 from oqupy._field_dynamics import compute_dynamics_with_field
-from oqupy._loops import shard_batch
+from oqupy._loops import shard
 from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
@@ -51,6 +51,7 @@ __all__ = [
     "compute_dynamics",
     "compute_dynamics_batch",
     "compute_dynamics_with_field",
+    "shard_batch",
 ]
 
 
@@ -246,12 +247,31 @@ def compute_dynamics_batch(
             loop.uniform,
             loop.states,
         )
-    enter, leave, states = shard_batch((matrices.enter, matrices.leave, loop.states), devices)
+    enter, leave, states = shard((matrices.enter, matrices.leave, loop.states), devices)
     matrices = StepMatrices(enter, leave, matrices.links)
     loop = Loop(loop.tensors, loop.caps, loop.uniform, states)
     rhos = _forward(loop, matrices, num_steps, record_all, progress_type, True)
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
     return times, rhos[: len(systems)].reshape(len(systems), -1, dim, dim)
+
+
+def shard_batch(batch: Any, devices: Any = None) -> Any:
+    """``batch`` placed on ``devices`` for a batched computation along its first axis.
+
+    For ``jax.vmap`` of your own functions, e.g. of ``jax.grad`` of a function that calls
+    :func:`compute_dynamics` (:func:`compute_dynamics_batch` shards its batch itself)::
+
+        placed = oqupy.shard_batch(thetas)                     # (B, 2N, p) -> (B', 2N, p), B' >= B
+        gradients = jax.jit(jax.vmap(jax.grad(fidelity)))(placed)[: len(thetas)]
+
+    ``oqupy_jax``: a ``jax.Array`` padded along axis 0 with copies of ``batch[0]`` to a multiple of the number
+    of devices and sharded over a one-axis mesh (``"batch"``) of ``devices`` (default: all of
+    ``jax.devices()``; after ``jax.distributed.initialize()`` that is every device of the job); a jitted
+    ``vmap`` over it runs on every device, and its results come back sharded the same way.  Trim them to the
+    original length.  ``oqupy_numpy``: ``batch`` unchanged (``devices`` is ignored).
+    """
+    (placed,) = shard((batch,), devices)
+    return placed
 
 
 # -- correlations ---------------------------------------------------------------------------------------
