@@ -104,6 +104,9 @@ def summarise(records: list) -> dict:
             cold = statistics.median(r["times_s"][0] for r in runs) * scale
             warm_runs = [min(r["times_s"][1:]) for r in runs if len(r["times_s"]) > 1]
             warm = statistics.median(warm_runs) * scale if warm_runs else cold
+            busy = [
+                r["cpu_s"][-1] / r["times_s"][-1] for r in runs if r.get("cpu_s") and r["times_s"][-1] > 0
+            ]
             fractions = [r["linalg_fraction"] for r in runs if "linalg_fraction" in r]
             compile_s = [r["compile_s"][0] for r in runs if r.get("compile_s")]
             compilations = [r["compilations"][0] for r in runs if r.get("compilations")]
@@ -115,6 +118,7 @@ def summarise(records: list) -> dict:
                 "max_bond": runs[0].get("max_bond"),
                 "linalg_fraction": statistics.median(fractions) if fractions else None,
                 "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                "cores_busy": statistics.median(busy) if busy else None,
                 "extrapolated": scale != 1.0,
             }
     return summary
@@ -132,7 +136,7 @@ def print_table(summary: dict) -> str:
     header = (
         "| scenario | numpy warm [s] | jax cold [s] | jax warm [s] | OQuPy [s] | jax/numpy | numpy/OQuPy | "
         "jax/OQuPy | max bond (np/jax/OQuPy) | LAPACK/BLAS share (np/OQuPy) | peak RSS MB (np/jax/OQuPy) | "
-        "jax compile [s] (programs) |"
+        "jax compile [s] (programs) | cores busy, last run (np/jax/OQuPy) |"
     )
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for scenario in SCENARIOS:
@@ -165,6 +169,7 @@ def print_table(summary: dict) -> str:
                     "/".join(_fmt(get(e, "linalg_fraction"), 2) for e in (numpy_, oqupy_)),
                     "/".join(_fmt(get(e, "peak_rss_mb"), 4) for e in (numpy_, jax_, oqupy_)),
                     f"{_fmt(get(jax_, 'compile_s'))} ({_fmt(get(jax_, 'compilations'))})",
+                    "/".join(_fmt(get(e, "cores_busy"), 2) for e in (numpy_, jax_, oqupy_)),
                 ]
             )
             + " |"

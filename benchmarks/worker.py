@@ -66,12 +66,13 @@ def run(package: str, names: list, repeats: int, profile: bool, batch_size: int)
         start = time.perf_counter()
         context = setup(oq, options)
         setup_time = time.perf_counter() - start
-        times, info, compile_counts, compile_seconds = [], {}, [], []
+        times, cpu_times, info, compile_counts, compile_seconds = [], [], {}, [], []
         for _ in range(repeats):
             count, seconds = compiles.count, compiles.seconds
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             info = scenario(oq, context)
             times.append(time.perf_counter() - start)
+            cpu_times.append(time.process_time() - cpu)
             compile_counts.append(compiles.count - count)
             compile_seconds.append(compiles.seconds - seconds)
         record = {
@@ -79,6 +80,7 @@ def run(package: str, names: list, repeats: int, profile: bool, batch_size: int)
             "scenario": name,
             "setup_s": setup_time,
             "times_s": times,
+            "cpu_s": cpu_times,  # every thread of the worker: cpu_s / times_s is the number of cores kept busy
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "compilations": compile_counts,
             "compile_s": compile_seconds,

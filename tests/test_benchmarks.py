@@ -10,6 +10,7 @@ def test_worker_measures_a_scenario():
     (record,) = run("oqupy_numpy", ["qutrit"], repeats=2, profile=True, batch_size=4)
     assert record["scenario"] == "qutrit" and record["package"] == "oqupy_numpy"
     assert len(record["times_s"]) == 2 and all(t > 0 for t in record["times_s"])
+    assert len(record["cpu_s"]) == 2 and all(c > 0 for c in record["cpu_s"])
     assert record["steps"] == 50 and record["max_bond"] >= 2
     assert 0.0 < record["linalg_fraction"] <= 1.0
     assert record["peak_rss_mb"] > 10
@@ -30,6 +31,7 @@ def test_summary_and_table_report_medians_ratios_and_extrapolation():
             "package": "oqupy_jax",
             "scenario": "batch",
             "times_s": [9.0, 0.5],
+            "cpu_s": [9.0, 0.8],
             "peak_rss_mb": 500.0,
             "max_bond": 90,
         },
@@ -50,6 +52,9 @@ def test_summary_and_table_report_medians_ratios_and_extrapolation():
     table = print_table(summary)
     assert "| batch | 2 | 9 | 0.5 | - | 0.25 |" in table
     assert "16 (extrapolated)" in table
+    # the cores a warm run kept busy (CPU time over wall time): XLA may use more than the pinned one
+    assert summary["batch"]["oqupy_jax"]["cores_busy"] == pytest.approx(1.6)
+    assert "| -/1.6/- |" in table
 
 
 def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
