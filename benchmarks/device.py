@@ -17,7 +17,11 @@ Measures, in one process, packages interleaved, BLAS/OpenMP threads pinned (``--
    over ``compute_dynamics`` in oqupy_numpy);
 4. ``pt_large``: a PT-TEMPO build whose bonds reach about 200 (the canonical bath at epsrel 1e-7), run once per
    package when the budget allows (cold only: compilation included for oqupy_jax);
-5. compile time and number of XLA programs of each oqupy_jax item (from ``jax.monitoring``).
+5. ``factor``: what would make PT builds pay on an accelerator (issue 11, untried there): ``sketch n/k`` is a
+   sketched SVD (randomized subspace iteration, one power iteration, ``1.2 n/k + 8`` probes: keeping ``n/k`` of
+   ``n``) against the full ``svd n`` above, and ``svd x8 n`` is 8 independent SVDs as one batched call (as
+   batched builds of a bath sweep would run them) against 8 times ``svd n``;
+6. compile time and number of XLA programs of each oqupy_jax item (from ``jax.monitoring``).
 
 Prints one table (cold and warm seconds, compile seconds and programs, largest bond), and writes it after every
 item to ``--table`` (if given), so that a run stopped by a time limit keeps what it measured.  Items are skipped
@@ -41,6 +45,7 @@ FULL = {
     "batches": (256, 1024, 4096, 16384),
     "numpy_max_batch": 4096,
     "pt_large": dict(alpha=0.25, epsrel=1e-7, dt=0.05, dkmax=40, steps=60),
+    "factors": (512, 1024, 2048),
     "budget": 300.0,
 }
 QUICK = {
@@ -53,6 +58,7 @@ QUICK = {
     "batches": (4, 16),
     "numpy_max_batch": 4,
     "pt_large": dict(alpha=0.25, epsrel=1e-5, dt=0.1, dkmax=4, steps=6),
+    "factors": (16, 32),
     "budget": 60.0,
 }
 
@@ -137,6 +143,67 @@ def svd_time(pkg, n: int) -> dict:
             _block(values)
         times.append(time.perf_counter() - start)
     return {"cold_s": times[0], "warm_s": times[1], "bond": n}
+
+
+def _decaying(n: int, count: int = 0):
+    """An (n x n) complex matrix with decaying singular values, or ``count`` of them stacked."""
+    import numpy as np
+
+    rng = np.random.default_rng(n + count)
+    shape = (count, n, n) if count else (n, n)
+    return (rng.normal(size=shape) + 1j * rng.normal(size=shape)) * np.exp(-np.arange(n) * 8.0 / n)
+
+
+def _timed(pkg, function, *arguments) -> dict:
+    """Cold and warm seconds of ``function(*arguments)`` (jitted, arguments on the device, for oqupy_jax)."""
+    if pkg.__name__ == "oqupy_jax":
+        import jax
+
+        function = jax.jit(function)
+        arguments = tuple(_block(jax.numpy.asarray(argument)) for argument in arguments)
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        result = function(*arguments)
+        if pkg.__name__ == "oqupy_jax":
+            _block(result)
+        times.append(time.perf_counter() - start)
+    return {"cold_s": times[0], "warm_s": times[1]}
+
+
+def _array_module(pkg):
+    """``jax.numpy`` for oqupy_jax, ``numpy`` otherwise."""
+    if pkg.__name__ == "oqupy_jax":
+        import jax.numpy as jnp
+
+        return jnp
+    import numpy as np
+
+    return np
+
+
+def sketch_time(pkg, n: int, share: int) -> dict:
+    """A sketched SVD keeping ``n // share`` of ``n``: one power iteration, ``1.2 n / share + 8`` probes."""
+    import numpy as np
+
+    xp = _array_module(pkg)
+    probes = int(1.2 * n / share) + 8
+    gauss = np.random.default_rng(0).normal(size=(n, probes)) + 0j
+
+    def sketch(matrix, gauss):
+        basis, _ = xp.linalg.qr(matrix @ gauss)
+        back, _ = xp.linalg.qr(matrix.conj().T @ basis)
+        basis, _ = xp.linalg.qr(matrix @ back)
+        left, values, right = xp.linalg.svd(basis.conj().T @ matrix, full_matrices=False)
+        return basis @ left, values, right
+
+    return {**_timed(pkg, sketch, _decaying(n), gauss), "bond": n}
+
+
+def batched_svd_time(pkg, n: int, count: int = 8) -> dict:
+    """``count`` independent complex SVDs of (n x n) as one batched call (NumPy: its stacked ``svd``)."""
+    xp = _array_module(pkg)
+    return {**_timed(pkg, lambda m: xp.linalg.svd(m, full_matrices=False), _decaying(n, count)), "bond": n}
 
 
 def chi_step(pkg, chi: int, count: int) -> dict:
@@ -240,8 +307,8 @@ def main(argv=None) -> int:
     parser.add_argument("--table", default=None, help="file the table is written to after every item")
     parser.add_argument(
         "--items",
-        default="svd,chi,pt,batch,large",
-        help="comma-separated groups to run (svd, chi, pt, batch, large); without pt, batch goes through a "
+        default="svd,chi,pt,batch,factor,large",
+        help="comma-separated groups to run (svd, chi, pt, batch, large, factor); without pt, batch goes through a "
         "process tensor built by oqupy_numpy and read by each package from a file (untimed)",
     )
     args = parser.parse_args(argv)
@@ -296,6 +363,12 @@ def main(argv=None) -> int:
         for pkg in packages:
             if pkg.__name__ in tensors and (pkg.__name__ == "oqupy_jax" or size <= sizes["numpy_max_batch"]):
                 run(f"batch {size}", pkg, batch, tensors[pkg.__name__], size)
+    for n in sizes["factors"] if "factor" in items else ():
+        for pkg in packages:
+            if pkg.__name__ == "oqupy_jax" or n <= sizes["numpy_max_svd"]:
+                for share in (3, 8):
+                    run(f"sketch {n}/{share}", pkg, sketch_time, n, share)
+                run(f"svd x8 {n}", pkg, batched_svd_time, n)
     # oqupy_jax first: oqupy_numpy's figure can also be taken on another machine
     for pkg in reversed(packages) if "large" in items else ():
         run("pt_large", pkg, pt_build, runs=1, **sizes["pt_large"])

@@ -26,7 +26,7 @@ PY=${PYTHON:-python3}
     nproc
 } 2>&1 | tee "$OUT/environment.txt"
 [ "${DEVICE_SECONDS:-300}" = 0 ] || timeout "${DEVICE_SECONDS:-300}" "$PY" -m benchmarks.device --budget "${DEVICE_BUDGET:-200}" \
-    --items "${ITEMS:-svd,chi,pt,batch,large}" --table "$OUT/device_table.md" 2>&1 | tee "$OUT/device.log"
+    --items "${ITEMS:-svd,chi,pt,batch,factor,large}" --table "$OUT/device_table.md" 2>&1 | tee "$OUT/device.log"
 [ "${CROSS_SECONDS:-120}" = 0 ] || timeout "${CROSS_SECONDS:-120}" "$PY" -m pytest tests/test_cross_package.py -v -p no:cacheprovider --durations=10 \
     2>&1 | tee "$OUT/cross_package_tests.log"
 [ "${BEHAVIOUR_SECONDS:-90}" = 0 ] || timeout "${BEHAVIOUR_SECONDS:-90}" "$PY" -m pytest ${BEHAVIOUR_TESTS:-\

@@ -65,7 +65,7 @@ def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
 
     table = tmp_path / "table.md"
     subprocess.run(
-        [sys.executable, "-m", "benchmarks.device", "--quick", "--items", "svd,batch", "--table", str(table)],
+        [sys.executable, "-m", "benchmarks.device", "--quick", "--items", "svd,batch,factor", "--table", str(table)],
         check=True,
         capture_output=True,
         timeout=300,
@@ -74,4 +74,5 @@ def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
     items = {tuple(cell.strip() for cell in row.split("|")[1:3]) for row in rows}
     assert ("svd 8", "oqupy_numpy") in items and ("svd 16", "oqupy_jax") in items
     assert ("batch 4", "oqupy_numpy") in items and ("batch 16", "oqupy_jax") in items
+    assert ("sketch 16/3", "oqupy_numpy") in items and ("svd x8 32", "oqupy_jax") in items
     assert not any(item.startswith(("chi_sweep", "pt_")) for item, _ in items)
