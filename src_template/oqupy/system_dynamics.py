@@ -19,7 +19,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from oqupy import config
-from oqupy._boundary import array_namespace, is_traced, to_host
+from oqupy._boundary import array_namespace, expm, is_traced, to_host
 from oqupy._checks import check_initial_state, check_system
 from oqupy._codegen import BACKEND, host
 from oqupy._dynamics_setup import (
@@ -171,6 +171,34 @@ def compute_dynamics(
     return dynamics
 
 
+def _batch_propagators(
+    systems: List[BaseSystem],
+    dt: float,
+    start_time: float,
+    num_steps: int,
+    subdiv_limit: Optional[int],
+    liouvillian_epsrel: float,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """The two stacks of half-step propagators of every system: ``(len(systems), num_steps, d^2, d^2)`` each.
+
+    When every system is a :class:`System` (constant), one batched ``expm`` of their Liouvillians gives each
+    system's single half-step propagator, broadcast over the steps without copies (4,096 systems: one call
+    instead of 4,096, and no per-step copies); otherwise each system's own stacks are stacked.
+    """
+    if all(type(system) is System for system in systems):
+        liouvillians = [system.liouvillian() for system in systems]
+        xp = array_namespace(*liouvillians)
+        half_steps = xp.asarray(expm(xp.stack(liouvillians) * (dt / 2.0)), dtype=config.NpDtype)
+        shape = (len(systems), num_steps, *half_steps.shape[1:])
+        stacked = xp.broadcast_to(half_steps[:, None], shape)
+        return stacked, stacked
+    stacks = [
+        propagators(system, dt, start_time, num_steps, subdiv_limit, liouvillian_epsrel) for system in systems
+    ]
+    xp = array_namespace(*[stack for pair in stacks for stack in pair])
+    return xp.stack([first for first, _ in stacks]), xp.stack([second for _, second in stacks])
+
+
 def compute_dynamics_batch(
     systems: Sequence[BaseSystem],
     initial_state: Any = None,
@@ -228,12 +256,7 @@ def compute_dynamics_batch(
     # stacked where the pieces are (on the host unless traced): one transfer to the devices, not one per system
     xp = array_namespace(*matrices_0)
     vectors = xp.stack([matrix.reshape(dim * dim) for matrix in matrices_0]) @ setup.controls.pre[0].T
-    stacks = [
-        propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel) for system in systems
-    ]
-    xp = array_namespace(*[stack for pair in stacks for stack in pair])
-    prop_1 = xp.stack([first for first, _ in stacks])
-    prop_2 = xp.stack([second for _, second in stacks])
+    prop_1, prop_2 = _batch_propagators(systems, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vectors)
     if BACKEND == "jax":

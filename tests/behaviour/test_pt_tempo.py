@@ -404,6 +404,14 @@ def test_batch_equals_one_call_per_system(oq):
         )
         np.testing.assert_allclose(got, states(single), rtol=0, atol=1e-13)
     assert np.abs(np.asarray(batch)[0] - np.asarray(batch)[2]).max() > 0.1
+    # constant systems share one batched expm; a time-dependent one sends the batch through each system's stacks
+    damped = oq.System(0.5 * op.sigma("x"), gammas=[0.2], lindblad_operators=[op.sigma("-")])
+    driven = oq.TimeDependentSystem(lambda t: 0.5 * np.cos(t) * op.sigma("x"))
+    for mixed in ([damped, systems[1]], [damped, driven]):
+        _, got = oq.compute_dynamics_batch(mixed, op.spin_dm("up"), process_tensor=pt, progress_type="silent")
+        for system, one in zip(mixed, np.asarray(got)):
+            single = oq.compute_dynamics(system, op.spin_dm("up"), process_tensor=pt, progress_type="silent")
+            np.testing.assert_allclose(one, states(single), rtol=0, atol=1e-13)
     last_times, last = oq.compute_dynamics_batch(
         systems, op.spin_dm("up"), process_tensor=pt, record_all=False, progress_type="silent"
     )
