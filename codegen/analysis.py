@@ -121,7 +121,9 @@ class MarkerContext(QualifiedNames):
             return self.ctx.flows[key]
         enclosing: set[str] = set()
         attributes = None
+        module_arrays: frozenset[str] = frozenset()
         if isinstance(node, cst.FunctionDef):
+            module_arrays = self.flow(self.module_node, cache).arrays
             for scope in self.scopes:
                 if isinstance(scope, cst.FunctionDef) and scope is not node:
                     enclosing |= self.flow(scope, cache).locals if cache else _bound_names(scope)
@@ -140,6 +142,7 @@ class MarkerContext(QualifiedNames):
             frozenset(enclosing),
             self._donating(node),
             attributes,
+            module_arrays,
         ).run()
         if cache:
             self.ctx.flows[key] = result

@@ -354,6 +354,7 @@ class FunctionFlow:
         enclosing: frozenset[str] = frozenset(),
         donating: Optional[dict[str, tuple[tuple[int, str], ...]]] = None,
         attributes: Optional[dict[str, frozenset[str]]] = None,
+        module_arrays: frozenset[str] = frozenset(),
     ) -> None:
         self.node = node
         self.module = isinstance(node, cst.Module)
@@ -367,6 +368,7 @@ class FunctionFlow:
         self.backend_test = backend_test
         self.backend = backend
         self.enclosing = enclosing
+        self.module_arrays = module_arrays
         self.donating = donating or {}
         self.problems: dict[tuple[int, str], Problem] = {}
         self.owned_writes: set[int] = set()
@@ -400,7 +402,13 @@ class FunctionFlow:
             state.names[param.name.value] = self._param_val(param)
         body = cst.IndentedBlock(body=self.node.body) if self.module else self.node.body
         self._block(body, state)
+        self.final = state
         return self
+
+    @property
+    def arrays(self) -> frozenset[str]:
+        """After :meth:`run`: the names that hold an array at the end (at module level: the module's arrays)."""
+        return frozenset(name for name, val in self.final.names.items() if "array" in val.kinds)
 
     def _param_val(self, param: cst.Param) -> Val:
         name = param.name.value
@@ -783,6 +791,14 @@ class FunctionFlow:
                     f"write into `{name}` of an enclosing scope (JAX would rebind a local name)",
                     "pass the array in and return the updated one",
                 )
+            elif name in self.module_arrays:
+                self.report(
+                    target,
+                    "closure-write",
+                    f"write into the module-level array `{name}` (a JAX array cannot be written, and "
+                    f"`{name} = {name}.at[...]` would bind a local name)",
+                    "pass the array in and return the updated one",
+                )
             return
         if not current.maybe_array:
             self._escape(value, state)  # a list or dict now holds the value
@@ -1087,7 +1103,7 @@ class FunctionFlow:
         else:
             return
         if current is None:
-            if name in self.enclosing or name in self.declared:
+            if name in self.enclosing or name in self.declared or name in self.module_arrays:
                 self.report(
                     node,
                     "closure-write",

@@ -555,8 +555,9 @@ class DtypeSafety(_FlowRefusal):
 
 
 class ClosureWrite(_FlowRefusal):
-    """Refuse writes from a nested function into an array of the enclosing function, and writes into names
-    declared ``global`` / ``nonlocal`` (``x = x.at[i].set(v)`` would bind a new local name in JAX).
+    """Refuse writes from a nested function into an array of the enclosing function, from a function into an
+    array of the module, and into names declared ``global`` / ``nonlocal`` (``x = x.at[i].set(v)`` would bind a
+    new local name in JAX, and the array itself cannot be written).
 
     Idiom: pass the array in and return the updated one.
     """
@@ -607,6 +608,19 @@ class ClosureWrite(_FlowRefusal):
                 return a
             """,
             "enclosing scope",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+            TABLE = np.zeros(3)
+
+
+            def f(v: float):
+                TABLE[0] = v
+                return TABLE
+            """,
+            "module-level array",
         ),
     )
 
