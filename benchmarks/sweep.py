@@ -2,8 +2,9 @@
 
     OPENBLAS_NUM_THREADS=1 python -m benchmarks.sweep [--baths 8] [--workers 2] [--package oqupy_numpy]
 
-The baths are the canonical spin-boson bath of ``benchmarks/scenarios.py`` at ``--baths`` temperatures; each build
-is the canonical PT-TEMPO run (100 steps, dkmax 40, epsrel 1e-6).  The sequential builds run in this process, the
+The baths are the canonical spin-boson bath of ``benchmarks/scenarios.py`` at ``--baths`` temperatures (0.2, 0.25,
+...: colder baths take longer; ``--equal``: 0.35, 0.351, ..., builds of equal length); each build is the canonical
+PT-TEMPO run (100 steps, dkmax 40, epsrel 1e-6).  The sequential builds run in this process, the
 sweep on ``sweeps.local_client(--workers)``, a ``LocalCluster`` of single-threaded worker processes (cluster
 start-up included in its time).  ``--dask-default`` also runs the sweep on a plain ``LocalCluster``, whose
 nannies set ``MALLOC_TRIM_THRESHOLD_=65536`` (``local_client`` does not).  BLAS is pinned to one thread
@@ -26,6 +27,11 @@ def main(argv=None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--package", default="oqupy_numpy")
     parser.add_argument("--dask-default", action="store_true", help="also sweep on a plain LocalCluster")
+    parser.add_argument(
+        "--equal",
+        action="store_true",
+        help="temperatures 0.35, 0.351, ... (builds of equal length) instead of 0.2, 0.25, ... (colder is longer)",
+    )
     args = parser.parse_args(argv)
     os.environ.update(THREADS)
     from benchmarks.scenarios import DT, STEPS, spin_boson
@@ -33,7 +39,7 @@ def main(argv=None) -> None:
     oq = importlib.import_module(args.package)
     _, bath, parameters, _ = spin_boson(oq)
     correlations = bath.correlations
-    temperatures = [0.2 + 0.05 * k for k in range(args.baths)]
+    temperatures = [(0.35 + 0.001 * k) if args.equal else (0.2 + 0.05 * k) for k in range(args.baths)]
     baths = [
         oq.Bath(
             bath.coupling_operator,
