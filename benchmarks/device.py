@@ -120,29 +120,8 @@ def _random_legs(pkg, chi: int, count: int, seed: int):
 
 def svd_time(pkg, n: int) -> dict:
     """One complex128 SVD of an (n x n) matrix with decaying singular values: cold and warm seconds."""
-    import numpy as np
-
-    rng = np.random.default_rng(n)
-    matrix = (rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n))) * np.exp(-np.arange(n) * 8.0 / n)
-    if pkg.__name__ == "oqupy_jax":
-        import jax
-        import jax.numpy as jnp
-
-        factorise = jax.jit(lambda m: jnp.linalg.svd(m, full_matrices=False))
-        matrix = _block(jnp.asarray(matrix))
-    else:
-
-        def factorise(m):
-            return np.linalg.svd(m, full_matrices=False)
-
-    times = []
-    for _ in range(2):
-        start = time.perf_counter()
-        values = factorise(matrix)[1]
-        if pkg.__name__ == "oqupy_jax":
-            _block(values)
-        times.append(time.perf_counter() - start)
-    return {"cold_s": times[0], "warm_s": times[1], "bond": n}
+    xp = _array_module(pkg)
+    return {**_timed(pkg, lambda m: xp.linalg.svd(m, full_matrices=False), _decaying(n)), "bond": n}
 
 
 def _decaying(n: int, count: int = 0):

@@ -81,8 +81,8 @@ def main(argv=None) -> None:
                 systems, state, process_tensor=pt, progress_type="silent", devices=configurations[label]
             )
             states.block_until_ready()
-            busy = (time.process_time() - cpu) / (time.perf_counter() - start)
-            return time.perf_counter() - start, busy, states
+            seconds = time.perf_counter() - start
+            return seconds, (time.process_time() - cpu) / seconds, states
         finally:
             confine(all_cores)
 
