@@ -1356,7 +1356,7 @@ class FunctionFlow:
         while clause is not None:
             self._bind(clause.target, self._iterate(clause.iter, inner), inner, expr)
             for condition in clause.ifs:
-                self._ev(condition.search, inner)
+                self._ev(condition.test, inner)
             clause = clause.inner_for_in
         if isinstance(expr, cst.DictComp):
             self._escape(self._ev(expr.value, inner), inner)

@@ -542,3 +542,25 @@ def test_pt_tebd_packages_agree():
     np.testing.assert_allclose(pair_jax, pair_np, rtol=0, atol=1e-10)
     np.testing.assert_allclose(norm_jax, norm_np, rtol=0, atol=1e-10)
     assert np.abs(states_np[0][-1] - states_np[0][0]).max() > 0.1
+
+
+def test_trimmed_runs_the_smallest_size_that_holds_the_operands():
+    """`_loops.trimmed` in oqupy_jax: the branch is chosen from the non-zero entries and the result padded back;
+    in oqupy_numpy it is the plain call."""
+    jax_loops = importlib.import_module("oqupy_jax._loops")
+    numpy_loops = importlib.import_module("oqupy_numpy._loops")
+
+    def body(a, b):
+        return a @ b, a.shape[0] + 0 * a[0, 0].real
+
+    rng = np.random.default_rng(5)
+    for used, size in [(0, 2), (2, 2), (3, 4), (4, 4), (5, 8), (8, 8)]:
+        a = np.zeros((8, 8))
+        a[:used, :used] = rng.normal(size=(used, used))
+        b = np.zeros((8, 3))
+        b[:used] = rng.normal(size=(used, 3))
+        product, chosen = jax.jit(lambda a, b: jax_loops.trimmed(body, (2, 4, 8), ((0, 1), (0,)), a, b))(a, b)
+        assert product.shape == (8, 3) and int(chosen) == size
+        np.testing.assert_allclose(np.asarray(product), a @ b, rtol=0, atol=1e-14)
+        product, chosen = numpy_loops.trimmed(body, (2, 4, 8), ((0, 1), (0,)), a, b)
+        assert chosen == 8 and np.array_equal(product, a @ b)

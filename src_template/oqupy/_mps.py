@@ -187,19 +187,21 @@ def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 def truncate(
     left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: Any, size: int, weights_left: bool
 ) -> Tuple[np.ndarray, np.ndarray]:
-    """Keep ``size`` singular triplets (zero-padded if there are fewer), weighting all beyond ``rank`` by 0.
+    """Keep ``size`` singular triplets (zero-padded if there are fewer), those beyond ``rank`` set to 0.
 
     ``rank`` is traced in ``oqupy_jax`` (one compilation per ``size``, not per rank); ``size`` and
     ``weights_left`` are static.
     """
     available = values.shape[0]
     keep = min(size, available)
-    weights = values[:keep] * (np.arange(keep) < rank)
+    kept = np.arange(keep) < rank
+    weights = values[:keep] * kept
+    # both factors masked: padded bonds hold exact zeros (which `_loops.trimmed` relies on), not stray vectors
     if weights_left:
         left = left[:, :keep] * weights[None, :]
-        right = right[:keep]
+        right = right[:keep] * kept[:, None]
     else:
-        left = left[:, :keep]
+        left = left[:, :keep] * kept[None, :]
         right = weights[:, None] * right[:keep]
     if size > available:
         left = np.pad(left, ((0, 0), (0, size - available)))

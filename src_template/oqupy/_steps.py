@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Tuple
 import numpy as np
 
 from oqupy._codegen import BACKEND, kernel
-from oqupy._loops import cond, fori_loop, replace
+from oqupy._loops import cond, fori_loop, replace, trimmed
 from oqupy._mps import (
     absorb,
     close_leg,
@@ -89,6 +89,12 @@ def capacity_for(rank: int) -> int:
     return -(-rank // 256) * 256
 
 
+def sizes_within(capacity: int) -> Tuple[int, ...]:
+    """The bond sizes a site of a compiled step is factorised at (``oqupy_jax``, :func:`oqupy._loops.trimmed`):
+    every capacity below ``capacity``, and ``capacity``; SVDs of a bond of 18 run at 20, not at the step's 24."""
+    return tuple(size for size in CAPACITIES if size < capacity) + (capacity,)
+
+
 def steps_bucket(count: int) -> int:
     """Stacks of per-step operators are padded to a power of two of steps (one compilation per bucket)."""
     return 1 << max(count - 1, 0).bit_length()
@@ -135,15 +141,28 @@ def _zip_up(
     ring = len(sites)
     line = carry.shape[2]
 
+    def zip_split(
+        carry: np.ndarray, site: np.ndarray, influence: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        left, right, rank = split_capped(zip_site(carry, site, influence), epsrel, capacity, False)
+        return (
+            left.reshape(carry.shape[0], site.shape[1], left.shape[1]),
+            right.reshape(right.shape[0], site.shape[2], line),
+            rank,
+        )
+
     def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
         sites, carry, needed = state
         slot = (first + index) % ring
-        site = sites[slot]
-        theta = zip_site(carry, site, lines[count - index - 1])
-        left, right, rank = split_capped(theta, epsrel, capacity, False)
-        sites = replace(sites, slot, left.reshape(carry.shape[0], site.shape[1], left.shape[1]))
-        carry = right.reshape(right.shape[0], site.shape[2], line)
-        return sites, carry, np.maximum(needed, rank)
+        site, carry, rank = trimmed(
+            zip_split,
+            sizes_within(capacity),
+            ((0, 1), (0, 2), ()),
+            carry,
+            sites[slot],
+            lines[count - index - 1],
+        )
+        return replace(sites, slot, site), carry, np.maximum(needed, rank)
 
     return fori_loop(0, count, body, (sites, carry, np.array(1)))
 
@@ -155,14 +174,17 @@ def _sweep(
     remainder ``left`` to absorb into the oldest one and the largest kept rank."""
     ring = len(sites)
 
+    def absorb_split(site: np.ndarray, left: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        site = np.tensordot(site, left, axes=1)
+        bond, paths, next_bond = site.shape
+        left, right, rank = split_capped(site.reshape(bond, paths * next_bond), epsrel, capacity, True)
+        return right.reshape(right.shape[0], paths, next_bond), left, rank
+
     def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
         sites, left, top = state
         slot = (newest - index) % ring
-        site = np.tensordot(sites[slot], left, axes=1)
-        bond, paths, next_bond = site.shape
-        left, right, rank = split_capped(site.reshape(bond, paths * next_bond), epsrel, capacity, True)
-        sites = replace(sites, slot, right.reshape(right.shape[0], paths, next_bond))
-        return sites, left, np.maximum(top, rank)
+        site, left, rank = trimmed(absorb_split, sizes_within(capacity), ((0, 2), (0, 1)), sites[slot], left)
+        return replace(sites, slot, site), left, np.maximum(top, rank)
 
     return fori_loop(0, count, body, (sites, left, np.array(1)))
 
@@ -215,14 +237,15 @@ def tempo_step(
     lines = replace(operators.lines, memory - 1, oldest_line)
     line = operators.west.shape[0]
     bond = stored(1, capacity)
-    carry = np.einsum("lr,w->lrw", np.identity(bond, dtype=np.complex128), np.ones(line, dtype=np.complex128))
+    # the oldest site's left bond has dimension 1: the line starts as the trivial bond
+    carry = np.einsum("l,r,w->lrw", unit(bond), unit(bond), np.ones(line, dtype=np.complex128))
     propagated = current @ operators.into[index].T
     new, carry, needed = _zip_up(sites, carry, lines, first, count, epsrel, capacity)
     line_end = close_line(carry, propagated, operators.west, operators.self_influence)
     site, newest = new_sites(line_end, operators.north, operators.out_of[index])
     left, right, rank = split_capped(newest, epsrel, capacity, True)
     new = replace(new, step % ring, np.tensordot(site, left, axes=1))
-    identity = np.identity(left.shape[1], dtype=np.complex128)
+    identity = np.identity(left.shape[1], dtype=np.complex128) * (np.arange(left.shape[1]) < rank)
     new, left, top = _sweep(new, step, count + 1, identity, epsrel, capacity)
     new = replace(new, first % ring, absorb(left, new[first % ring]))
     new = cond(count == memory, _merge_oldest, _keep, new, first)
@@ -266,16 +289,24 @@ def _zip_legs(
     ring = len(legs)
     line = lines.shape[2]
 
+    def zip_split(
+        carry: np.ndarray, leg: np.ndarray, influence: np.ndarray
+    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        weights, leg_new, rank = split_capped(zip_leg(carry, leg, influence), epsrel, capacity, True)
+        return (
+            leg_new.reshape(leg_new.shape[0], line, carry.shape[2]),
+            weights.reshape(leg.shape[0], carry.shape[1], leg_new.shape[0]),
+            rank,
+        )
+
     def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
         legs, carry, needed = state
         lag = count - index
         slot = (step + lag) % ring
-        leg = legs[slot]
-        theta = zip_leg(carry, leg, lines[lag - 1])
-        weights, leg_new, rank = split_capped(theta, epsrel, capacity, True)
-        legs = replace(legs, slot, leg_new.reshape(leg_new.shape[0], line, carry.shape[2]))
-        carry = weights.reshape(leg.shape[0], carry.shape[1], leg_new.shape[0])
-        return legs, carry, np.maximum(needed, rank)
+        leg, carry, rank = trimmed(
+            zip_split, sizes_within(capacity), ((0, 2), (0, 2), ()), carry, legs[slot], lines[lag - 1]
+        )
+        return replace(legs, slot, leg), carry, np.maximum(needed, rank)
 
     return fori_loop(0, count, body, (legs, carry, np.array(1)))
 
@@ -286,18 +317,26 @@ def _sweep_legs(
     """PT-TEMPO, left to right: the finished site and the legs ``step + 1 ... step + count`` made left-canonical
     (each bond truncated once, in canonical form); the last leg keeps the remainder."""
     ring = len(legs)
-    left, paths, right = site.shape
-    isometry, weights, top = split_capped(site.reshape(left * paths, right), epsrel, capacity, False)
-    site = isometry.reshape(left, paths, isometry.shape[1])
+    sizes = sizes_within(capacity)
+
+    def first_split(site: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        left, paths, right = site.shape
+        isometry, weights, rank = split_capped(site.reshape(left * paths, right), epsrel, capacity, False)
+        return isometry.reshape(left, paths, isometry.shape[1]), weights, rank
+
+    def absorb_split(weights: np.ndarray, leg: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        leg = absorb(weights, leg)
+        left, classes, right = leg.shape
+        isometry, weights, rank = split_capped(leg.reshape(left * classes, right), epsrel, capacity, False)
+        return isometry.reshape(left, classes, isometry.shape[1]), weights, rank
+
+    site, weights, top = trimmed(first_split, sizes, ((0, 2),), site)
 
     def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
         legs, weights, top = state
         slot = (step + 1 + index) % ring
-        leg = absorb(weights, legs[slot])
-        left, classes, right = leg.shape
-        isometry, weights, rank = split_capped(leg.reshape(left * classes, right), epsrel, capacity, False)
-        legs = replace(legs, slot, isometry.reshape(left, classes, isometry.shape[1]))
-        return legs, weights, np.maximum(top, rank)
+        leg, weights, rank = trimmed(absorb_split, sizes, ((0, 1), (0, 2)), weights, legs[slot])
+        return replace(legs, slot, leg), weights, np.maximum(top, rank)
 
     legs, weights, top = fori_loop(0, count - 1, body, (legs, weights, top))
     last = (step + count) % ring

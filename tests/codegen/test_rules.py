@@ -136,3 +136,17 @@ def test_array_aliases_declared_by_the_template_annotate_arrays():
     assert [d.rule for d in ctx.diagnostics] == ["argument-write"]
     output, _ = run(template, "jax")  # without the declaration, `Matrix` is not known to be an array
     assert output is not None and "x[0] = 1.0" in output
+
+
+def test_comprehension_conditions_are_analysed():
+    # the flow analysis walks each `if` of a comprehension (a crash here once stopped the build)
+    template = (
+        "import numpy as np\n\n\ndef f(x: np.ndarray, axis: int):\n"
+        "    others = tuple(a for a in range(x.ndim) if a != axis)\n"
+        "    rows = [np.sum(x) for _ in range(2) if np.any(x != 0)]\n"
+        "    return np.sum(x, axis=others), rows\n"
+    )
+    for backend in PACKAGES:
+        output, ctx = run(template, backend)
+        assert output is not None, [str(d) for d in ctx.diagnostics]
+        assert "if a != axis" in output
