@@ -65,7 +65,16 @@ def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
 
     table = tmp_path / "table.md"
     subprocess.run(
-        [sys.executable, "-m", "benchmarks.device", "--quick", "--items", "svd,batch,factor", "--table", str(table)],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.device",
+            "--quick",
+            "--items",
+            "svd,batch,factor",
+            "--table",
+            str(table),
+        ],
         check=True,
         capture_output=True,
         timeout=300,

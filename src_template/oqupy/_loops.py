@@ -68,9 +68,11 @@ if BACKEND == "jax":
         return used
 
     def _cut(array: Any, axes: Sequence[int], size: int) -> Any:
+        """``array`` with its ``axes`` cut to their first ``size`` entries (static slices)."""
         return array[tuple(slice(0, size) if axis in axes else slice(None) for axis in range(array.ndim))]
 
     def _padded(array: Any, shape: Any) -> Any:
+        """``array`` padded with zeros at the end of each axis to the shape of ``shape`` (a ``ShapeDtypeStruct``)."""
         if array.shape == shape.shape:
             return array
         return jnp.pad(array, [(0, full - part) for part, full in zip(array.shape, shape.shape)])
