@@ -45,9 +45,9 @@ def pinned_environment(threads: int) -> dict:
     env = {name: str(threads) for name in THREAD_VARIABLES}
     flags = os.environ.get("XLA_FLAGS", "")
     if threads == 1:
-        flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    else:
-        flags += f" intra_op_parallelism_threads={threads}"
+        # XLA has no thread-count flag for the CPU: one thread is "no Eigen thread pool" (a token without "--",
+        # such as the often quoted intra_op_parallelism_threads=1, is silently ignored by XLA's flag parser)
+        flags += " --xla_cpu_multi_thread_eigen=false"
     env["XLA_FLAGS"] = flags.strip()
     return env
 
@@ -196,7 +196,7 @@ def main(argv=None) -> int:
         "--threads",
         type=int,
         default=1,
-        help="BLAS/OpenMP/XLA threads per worker, all packages (0: unpinned)",
+        help="BLAS/OpenMP threads per worker, all packages; 1 also turns off XLA's CPU thread pool (0: unpinned)",
     )
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per worker process")
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "results" / "latest.json")

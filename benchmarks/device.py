@@ -71,7 +71,7 @@ def pin_threads(threads: int) -> dict:
         os.environ[name] = str(threads)
     flags = os.environ.get("XLA_FLAGS", "")
     if threads == 1:
-        flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        flags += " --xla_cpu_multi_thread_eigen=false"
     os.environ["XLA_FLAGS"] = flags.strip()
     return {name: os.environ[name] for name in (*THREADS, "XLA_FLAGS")}
 

@@ -7,7 +7,7 @@ the canonical process tensor, read from ``benchmarks/results/canonical_pt.hdf5``
 ``devices=jax.devices()[:1]`` and once sharded over all ``--devices`` forced host devices, interleaved, ``--rounds``
 rounds each after one warm-up call per configuration (its time, compilation included, is printed apart).
 ``XLA_FLAGS`` forces the host devices and keeps each device's computations on one thread
-(``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``); BLAS is pinned to one thread; both are
+(``--xla_cpu_multi_thread_eigen=false``); BLAS is pinned to one thread; both are
 printed.  On a CPU the devices are threads of one process, so the ratio shows at most how the work splits over
 the machine's cores (2 on the development machine); an accelerator shows the rest.
 
@@ -26,10 +26,7 @@ import time
 
 
 def _environment(devices: int) -> dict:
-    flags = (
-        f"--xla_force_host_platform_device_count={devices} "
-        "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    )
+    flags = f"--xla_force_host_platform_device_count={devices} --xla_cpu_multi_thread_eigen=false"
     pinned = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     return {"XLA_FLAGS": flags, **pinned}
 
