@@ -8,6 +8,7 @@ NumPy/SciPy in every generated package.
 """
 
 import math
+import warnings
 from typing import Any, Callable, Dict, Hashable, NamedTuple, Tuple
 
 import numpy as np
@@ -124,6 +125,61 @@ def half_line_integral(
     if not hard_cutoff:
         value += quad_value(integrand, cutoff, np.inf, args)
     return value
+
+
+FREQUENCY_TAIL = 1e-16
+"""The oscillatory integrals stop where the rest of their amplitude's integral is below this fraction of it."""
+
+OSCILLATORY_EPSABS = 1e-14
+"""Absolute tolerance of an oscillatory integral, as a fraction of the integral of its amplitude."""
+
+
+def frequency_range(
+    amplitude: Callable[[float], float], cutoff: float, hard_cutoff: bool, args: IntegrationArgs
+) -> Tuple[float, float]:
+    """``(upper, scale)``: where the half-line integral of ``amplitude >= 0`` may stop, and its value.
+
+    ``upper`` is the cutoff for a hard cutoff, else the first ``2^m`` multiple of the cutoff beyond which
+    the integral is below ``FREQUENCY_TAIL`` of the whole (at most ``2^14`` cutoffs).
+    """
+    scale = half_line_integral(amplitude, cutoff, hard_cutoff, args)
+    if hard_cutoff:
+        return cutoff, scale
+    upper = 2.0 * cutoff
+    while upper < 2.0**14 * cutoff and quad_value(amplitude, upper, np.inf, args) > FREQUENCY_TAIL * scale:
+        upper *= 2.0
+    return upper, scale
+
+
+def oscillatory_integral(
+    amplitude: Callable[[float], float],
+    weight: str,
+    frequency: float,
+    bounds: Tuple[float, float, float],
+    args: IntegrationArgs,
+) -> float:
+    r"""``int amplitude(w) weight(frequency w) dw`` over ``[0, upper]``, split at the cutoff (QUADPACK's QAWO).
+
+    ``weight`` is ``'cos'`` or ``'sin'``; ``bounds`` is ``(cutoff, upper, scale)`` with ``upper`` and
+    ``scale`` from :func:`frequency_range`.  The weight is integrated exactly on every subinterval, so
+    the result keeps an absolute accuracy of ``OSCILLATORY_EPSABS * scale`` however many periods the
+    interval holds (a plain ``quad`` of the product loses it).
+    """
+    cutoff, upper, scale = bounds
+    options = {
+        "weight": weight,
+        "wvar": frequency,
+        "epsabs": OSCILLATORY_EPSABS * scale,
+        "epsrel": args.epsrel,
+        "limit": args.subdiv_limit,
+    }
+    with warnings.catch_warnings():
+        # QAWO reports round-off once its absolute tolerance is at the level of double precision
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        value = integrate.quad(amplitude, 0.0, cutoff, **options)[0]
+        if upper > cutoff:
+            value += integrate.quad(amplitude, cutoff, upper, **options)[0]
+    return float(value)
 
 
 def correlation_2d_quadrature(

@@ -23,7 +23,13 @@ from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Un
 
 import numpy as np
 
-from oqupy._quadrature import IntegrationArgs, cached, half_line_integral
+from oqupy._quadrature import (
+    IntegrationArgs,
+    cached,
+    frequency_range,
+    half_line_integral,
+    oscillatory_integral,
+)
 from oqupy.config import NpDtype
 
 __runs_on__ = "host"
@@ -229,6 +235,57 @@ def correlation_value(
     )
 
 
+def square_influences(
+    density: SpectralDensity, dt: float, lags: List[int], args: IntegrationArgs
+) -> np.ndarray:
+    r"""The square integrals of :math:`C` at step distances ``lags`` (each ``>= 1``), directly.
+
+    The second difference :math:`\eta((k+1)\Delta) - 2\eta(k\Delta) + \eta((k-1)\Delta)` is, under the integral
+    over :math:`J`, a single oscillation with a smooth amplitude:
+
+    .. math::
+
+        \eta_k = \int_0^\infty \frac{J(\omega)}{\omega^2} 4\sin^2\left(\frac{\omega\Delta}{2}\right)
+                 \left[\coth\left(\frac{\omega}{2T}\right) \cos(\omega k\Delta)
+                 - i \sin(\omega k\Delta)\right] \mathrm{d}\omega .
+
+    Integrated with the oscillation as a QUADPACK weight (:func:`oqupy._quadrature.oscillatory_integral`), every
+    :math:`\eta_k` has an absolute error near double precision relative to :math:`\eta_1`, at any lag.  The
+    difference of :math:`\eta` values instead cancels the large, growing :math:`\eta(k\Delta)` and keeps
+    their quadrature errors, which are not smooth in ``k``: at long memories and tight ``epsrel`` those
+    errors, not the bath, set the bond dimension of TEMPO and PT-TEMPO (``docs/tempo.md``).
+    """
+    spectral_density = spectral_density_function(density)
+    thermal = thermal_factor(density.temperature)
+    cutoff, hard = float(density.cutoff), density.cutoff_type == "hard"
+
+    def amplitude(omega: float, with_thermal: bool) -> float:
+        if omega == 0.0:  # QAWO also samples the end points: the limit at 0 is probed just beside it
+            omega = LIMIT_PROBE * cutoff
+        weight = spectral_density(omega)
+        if weight == 0.0:
+            return 0.0
+        half = math.sin(0.5 * omega * dt)
+        value = weight / omega**2 * 4.0 * half * half
+        return value * thermal(omega) if with_thermal else value
+
+    def real_amplitude(omega: float) -> float:
+        return amplitude(omega, True)
+
+    def imag_amplitude(omega: float) -> float:
+        return amplitude(omega, False)
+
+    upper, real_scale = frequency_range(real_amplitude, cutoff, hard, args)
+    imag_scale = half_line_integral(imag_amplitude, cutoff, hard, args)
+    values = np.empty(len(lags), dtype=NpDtype)
+    for index, lag in enumerate(lags):
+        frequency = lag * dt
+        real = oscillatory_integral(real_amplitude, "cos", frequency, (cutoff, upper, real_scale), args)
+        imag = oscillatory_integral(imag_amplitude, "sin", frequency, (cutoff, upper, imag_scale), args)
+        values[index] = complex(real, -imag)
+    return values
+
+
 VALUE_FUNCTIONS = {"eta": eta_value, "correlation": correlation_value}
 """The quadrature of one value, by quantity."""
 
@@ -274,6 +331,26 @@ def cached_reorganisation_energy(
     """:func:`reorganisation_energy`, cached in ``cache`` under the public parameters ``params``."""
     key = ("reorganisation", params, args.epsrel, args.subdiv_limit)
     return cached(cache, key, lambda: reorganisation_energy(density, args))
+
+
+def cached_square_influences(
+    cache: Dict[Hashable, Any],
+    params: Hashable,
+    density: SpectralDensity,
+    dt: float,
+    dkmax: int,
+    args: IntegrationArgs,
+) -> np.ndarray:
+    """:func:`square_influences` of the lags ``1 ... dkmax``, each cached in ``cache`` (only missing ones computed)."""
+    keys = [("square", params, dt, lag, args.epsrel, args.subdiv_limit) for lag in range(1, dkmax + 1)]
+    missing = [lag for lag, key in zip(range(1, dkmax + 1), keys) if key not in cache]
+    if missing:
+        for lag, value in zip(missing, square_influences(density, dt, missing, args)):
+            cached(cache, keys[lag - 1], lambda value=value: value)
+    values = np.empty(dkmax, dtype=NpDtype)
+    for index, key in enumerate(keys):
+        values[index] = cache[key] if key in cache else square_influences(density, dt, [index + 1], args)[0]
+    return values
 
 
 def cached_value(

@@ -77,6 +77,7 @@ from oqupy._spectral_integrals import (
     CUTOFF_DICT,
     SpectralDensity,
     cached_reorganisation_energy,
+    cached_square_influences,
     cached_value,
     eta_stencil,
     influence_stencil,
@@ -403,8 +404,11 @@ class CustomSD(BaseCorrelations):
     ) -> np.ndarray:
         r"""The 2-D correlation integrals of all TEMPO step distances ``0 ... dkmax`` (see ``BaseCorrelations``).
 
-        Computed from one vector :math:`\eta(k\,dt)`, ``k = 0 ... dkmax + 1`` (cached by value), by the
-        stencils ``eta[0] = eta(dt)`` and ``eta[k] = eta((k+1)dt) - 2 eta(k dt) + eta((k-1)dt)``.
+        ``eta[0] = eta(dt)``; the squares ``eta[k] = eta((k+1)dt) - 2 eta(k dt) + eta((k-1)dt)`` are not
+        taken as that difference (which keeps the quadrature errors of the growing :math:`\eta` values) but
+        integrated directly as one oscillatory integral each
+        (:func:`oqupy._spectral_integrals.square_influences`), accurate at every lag; each is cached by
+        value.  Matsubara coefficients (GibbsTEMPO: smooth, short) use the difference of :math:`\eta_M`.
 
         Returns
         -------
@@ -413,12 +417,22 @@ class CustomSD(BaseCorrelations):
         """
         grid = check_grid_args(dt, dkmax)
         tmp_matsubara = self._check_matsubara(bool(matsubara))
-        times = grid.dt * np.arange(grid.dkmax + 2, dtype=NpDtypeReal)
-        etas = np.asarray(
-            self.eta_function(times, epsrel=epsrel, subdiv_limit=subdiv_limit, matsubara=tmp_matsubara),
-            dtype=NpDtype,
+        if tmp_matsubara:
+            times = grid.dt * np.arange(grid.dkmax + 2, dtype=NpDtypeReal)
+            etas = np.asarray(
+                self.eta_function(times, epsrel=epsrel, subdiv_limit=subdiv_limit, matsubara=True),
+                dtype=NpDtype,
+            )
+            return influence_stencil(etas)
+        args = check_integration_args(epsrel, subdiv_limit)
+        coefficients = np.empty(grid.dkmax + 1, dtype=NpDtype)
+        coefficients[0] = complex(
+            self.eta_function(grid.dt, epsrel=args.epsrel, subdiv_limit=args.subdiv_limit)
         )
-        return influence_stencil(etas)
+        coefficients[1:] = cached_square_influences(
+            _value_cache(self), self._parameter_key(), self._density(), grid.dt, grid.dkmax, args
+        )
+        return coefficients
 
     def tail_coefficient(
         self,

@@ -186,6 +186,78 @@ def test_influence_coefficients_match_per_step_integrals(oq, temperature):
         sd.influence_coefficients("dt", 3)
 
 
+@pytest.mark.parametrize("temperature", [0.0, 0.2])
+def test_influence_coefficients_closed_form_at_long_lags(oq, temperature):
+    """The canonical Ohmic bath at 400 lags: every square integral to 1e-10 of the first one.
+
+    Taken as differences of eta values, the coefficients beyond lag 100 were off by 2e-4 of the first one
+    (docs/tempo.md, "Influence coefficients").
+    """
+    bc = bc_module(oq)
+    alpha, cutoff, dt, dkmax = 0.25, 5.0, 0.05, 400
+    sd = bc.PowerLawSD(alpha=alpha, zeta=1, cutoff=cutoff, temperature=temperature)
+    eta = to_numpy(sd.influence_coefficients(dt, dkmax))
+    lags = np.arange(1, dkmax + 1)
+    if temperature == 0.0:
+        # the second difference of 2 alpha (ln(1 + i wc t) - i wc t), without cancellation
+        exact = 2 * alpha * np.log1p((cutoff * dt) ** 2 / (1 + 1j * cutoff * dt * lags) ** 2)
+    else:
+        values = ohmic_eta(alpha, cutoff, temperature, dt * np.arange(dkmax + 2))
+        exact = values[2:] - 2 * values[1:-1] + values[:-2]
+    assert np.max(np.abs(eta[1:] - exact)) < 1e-10 * abs(exact[0])
+
+
+def test_influence_coefficients_smooth_in_the_lag(oq):
+    """OQuPy #162's bath (weak, super-Ohmic, gaussian cutoff): the coefficients have no quadrature noise.
+
+    The memory's cross-kernel ``eta[l - m]`` (m before a cut, l after it) of a smooth correlation has rapidly
+    decaying singular values; noise in the coefficients shows as a plateau (it was at 3e-4 of the largest,
+    and it set the bond dimension of PT-TEMPO at epsrel 1e-9).
+    """
+    bc = bc_module(oq)
+    sd = bc.PowerLawSD(
+        alpha=0.01 * 2.2**2, zeta=3, cutoff=2.2, cutoff_type="gaussian", temperature=4 * 0.1309
+    )
+    eta = to_numpy(sd.influence_coefficients(0.01, 500))
+    lags = np.arange(75, 500)[None, :] - np.arange(75)[:, None]
+    for part in (eta.real, eta.imag):
+        values = np.linalg.svd(part[lags], compute_uv=False)
+        assert values[12] < 1e-10 * values[0]
+
+
+@pytest.mark.parametrize("cutoff_type", ["exponential", "gaussian", "hard"])
+def test_influence_coefficients_sub_ohmic(oq, cutoff_type):
+    """A sub-Ohmic bath at T > 0 (integrable singularity at zero frequency) against an independent quadrature."""
+    from scipy import integrate
+
+    bc = bc_module(oq)
+    alpha, zeta, cutoff, temperature, dt = 0.05, 0.5, 5.0, 1.0, 0.05
+    sd = bc.PowerLawSD(alpha, zeta, cutoff, cutoff_type, temperature=temperature)
+    eta = to_numpy(sd.influence_coefficients(dt, 40))
+    cut = {"exponential": lambda w: np.exp(-w / cutoff), "gaussian": lambda w: np.exp(-((w / cutoff) ** 2))}
+    cut["hard"] = lambda w: 1.0
+    upper = {"hard": cutoff, "gaussian": 8 * cutoff, "exponential": 80 * cutoff}[cutoff_type]
+
+    def square(lag):
+        # omega = u^2 removes the singularity; a plain quadrature of the full integrand
+        def part(u, real):
+            w = u * u
+            j = 2 * alpha * w**zeta * cutoff ** (1 - zeta) * cut[cutoff_type](w)
+            factor = 4 * np.sin(0.5 * w * dt) ** 2 / w**2 * 2 * u
+            if real:
+                return j * factor / np.tanh(0.5 * w / temperature) * np.cos(w * lag * dt)
+            return -j * factor * np.sin(w * lag * dt)
+
+        limits = (1e-12, np.sqrt(upper))
+        options = {"limit": 800, "epsabs": 1e-17, "epsrel": 1e-13}
+        real = integrate.quad(part, *limits, args=(True,), **options)[0]
+        imag = integrate.quad(part, *limits, args=(False,), **options)[0]
+        return complex(real, imag)
+
+    for lag in (1, 7, 40):
+        assert abs(eta[lag] - square(lag)) < 1e-10 * abs(eta[1])
+
+
 def test_influence_coefficients_matsubara(oq):
     bc = bc_module(oq)
     sd = bc.PowerLawSD(alpha=0.1, zeta=1, cutoff=2.0, temperature=1.0)
