@@ -40,7 +40,7 @@ if {difference}:
 
     sd.influence_coefficients = difference_coefficients
 bath = oqupy.Bath(oqupy.operators.sigma("z"), sd)
-parameters = oqupy.TempoParameters(dt=0.01, tcut=end_time, epsrel=1e-9)
+parameters = oqupy.TempoParameters(dt=0.01, tcut=end_time, epsrel={epsrel})
 start = time.perf_counter()
 pt = oqupy.pt_tempo_compute(bath, 0.0, end_time, parameters, progress_type="silent")
 build = time.perf_counter() - start
@@ -55,10 +55,10 @@ print("RESULT" + json.dumps({{"build": build, "bond": max(bonds), "peak_mb": pea
 """
 
 
-def run(python: str, module: str, end_time: float, difference: bool = False) -> dict:
+def run(python: str, module: str, end_time: float, difference: bool = False, epsrel: float = 1e-9) -> dict:
     """One build in a fresh interpreter with one thread; the dict printed by ``CASE``."""
     env = dict(os.environ, **THREADS, XLA_FLAGS=XLA_FLAGS, JAX_ENABLE_X64="1")
-    code = CASE.format(module=module, end_time=end_time, difference=difference)
+    code = CASE.format(module=module, end_time=end_time, difference=difference, epsrel=epsrel)
     start = time.perf_counter()
     completed = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - start
@@ -76,22 +76,41 @@ def main(argv=None) -> None:
     parser.add_argument("--oqupy", help="python of a virtual environment with OQuPy 0.5")
     parser.add_argument("--reference", action="store_true", help="also the eta-difference coefficients")
     parser.add_argument("--no-jax", action="store_true")
+    parser.add_argument("--epsrel", type=float, default=1e-9, help="truncation tolerance (issue: 1e-9)")
+    parser.add_argument(
+        "--converged",
+        type=float,
+        nargs="*",
+        default=[],
+        help="also oqupy_numpy at these tighter epsrel (the last is the reference of the <sz> errors)",
+    )
+    parser.add_argument("--save", help="write the results (with the trajectories) to this JSON file")
     args = parser.parse_args(argv)
-    print(f"threads: {THREADS}, XLA_FLAGS={XLA_FLAGS}; end_time = tcut = {args.end_time}, epsrel 1e-9")
-    runs = [("oqupy_numpy", sys.executable, "oqupy_numpy", False)]
+    print(
+        f"threads: {THREADS}, XLA_FLAGS={XLA_FLAGS}; end_time = tcut = {args.end_time}, epsrel {args.epsrel:g}"
+    )
+    eps = args.epsrel
+    runs = [("oqupy_numpy", sys.executable, "oqupy_numpy", False, eps)]
     if not args.no_jax:
-        runs.append(("oqupy_jax", sys.executable, "oqupy_jax", False))
+        runs.append(("oqupy_jax", sys.executable, "oqupy_jax", False, eps))
     if args.reference:
-        runs.append(("oqupy_numpy, eta differences", sys.executable, "oqupy_numpy", True))
+        runs.append(("oqupy_numpy, eta differences", sys.executable, "oqupy_numpy", True, eps))
     if args.oqupy:
-        runs.append(("OQuPy 0.5", args.oqupy, "oqupy", False))
+        runs.append(("OQuPy 0.5", args.oqupy, "oqupy", False, eps))
+    runs += [
+        (f"oqupy_numpy, epsrel {tight:g}", sys.executable, "oqupy_numpy", False, tight)
+        for tight in args.converged
+    ]
     results = []
-    for label, python, module, difference in runs:
-        result = run(python, module, args.end_time, difference)
+    for label, python, module, difference, epsrel in runs:
+        result = run(python, module, args.end_time, difference, epsrel)
         results.append((label, result))
         print(
             f"  {label}: build {result['build']:.1f} s, bond {result['bond']}, peak {result['peak_mb']:.0f} MB"
         )
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as handle:
+            json.dump({label: result for label, result in results}, handle)
     first = results[0][1]
     print("| run | build (s) | / first | max bond | peak memory (MB) | max abs diff <sz> vs first |")
     print("|---|---|---|---|---|---|")
@@ -101,6 +120,15 @@ def main(argv=None) -> None:
             f"| {label} | {result['build']:.1f} | {result['build'] / first['build']:.2f} | {result['bond']} "
             f"| {result['peak_mb']:.0f} | {diff:.1e} |"
         )
+    if args.converged:
+        reference = results[-1][1]["sz"]
+        print(f"max abs error of <sz> against {results[-1][0]}:")
+        for label, result in results[:-1]:
+            print(f"  {label}: {max(abs(a - b) for a, b in zip(result['sz'], reference)):.1e}")
+    print("max abs difference of <sz> between runs:")
+    for index, (label, result) in enumerate(results):
+        others = [max(abs(a - b) for a, b in zip(result["sz"], other["sz"])) for _, other in results[:index]]
+        print(f"  {label}: " + ", ".join(f"{value:.1e}" for value in others))
 
 
 if __name__ == "__main__":

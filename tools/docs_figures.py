@@ -36,6 +36,7 @@ FIGURES = {
     "optimal_control.png": ("optimal_control.py", ()),
     "bath_dynamics.png": ("bath_dynamics.py", ()),
     "spin_chain.png": ("spin_chain.py", ()),
+    "influence_coefficients.png": ("influence_coefficients.py", ()),
 }
 
 
