@@ -35,10 +35,10 @@ import numpy as np
 import scipy.linalg
 
 from oqupy import config
+from oqupy._boundary import array_namespace, is_traced, to_host
 from oqupy._dynamics_setup import Controls, environment, process_tensor_list, propagators, step_matrices
 from oqupy.operators import left_super, right_super
 from oqupy.process_tensor import TtiProcessTensor
-from oqupy.steady_state import _contract
 from oqupy.system import System
 from oqupy.util import check_convert, get_progress
 
@@ -77,6 +77,7 @@ class _Transfer(NamedTuple):
     left: np.ndarray  # the bond vectors before the first step, as one flattened product (size / d^2)
     dim: int
     dt: float
+    traced: bool  # the system's propagators are traced (oqupy_jax under jax.grad, jit, vmap)
 
 
 class _Stationary(NamedTuple):
@@ -133,15 +134,20 @@ def _transfer(system: Any, process_tensor: Any, dt: Optional[float]) -> _Transfe
     for env in environments:
         left = np.kron(left, env.left)
 
+    xp = array_namespace(enter, leave)  # jax.numpy for a system built from traced values (oqupy_jax)
+
     def step(vectors: np.ndarray) -> np.ndarray:
         state = vectors.reshape((-1,) + shape) @ enter
         for axis, cell in enumerate(cells):
             if axis > 0:
                 state = state @ links[axis - 1]
-            state = _contract(state, cell, axis)
+            # out[..., f, x] = sum_p state[..., p, x] cell[x, p, f]: one matrix-vector product per x
+            moved = xp.swapaxes(xp.moveaxis(state, axis + 1, -2), -1, -2)[..., :, None, :]
+            moved = xp.swapaxes(xp.matmul(moved, cell)[..., 0, :], -1, -2)
+            state = xp.moveaxis(moved, -2, axis + 1)
         return (state @ leave).reshape(vectors.shape)
 
-    return _Transfer(step, shape, caps, left, dim, step_dt)
+    return _Transfer(step, shape, caps, left, dim, step_dt, is_traced(enter, leave))
 
 
 def _read_out(transfer: _Transfer, vectors: np.ndarray) -> np.ndarray:
@@ -171,7 +177,9 @@ def _check_operator(operator: Any, dim: int, name: str) -> np.ndarray:
     """``operator`` as a complex ``dim x dim`` array; ``ValueError`` naming ``name`` otherwise."""
     matrix = np.asarray(operator, dtype=config.NpDtype)
     if matrix.shape != (dim, dim):
-        raise ValueError(f"Argument '{name}' must have shape {(dim, dim)} (the system's), not {matrix.shape}.")
+        raise ValueError(
+            f"Argument '{name}' must have shape {(dim, dim)} (the system's), not {matrix.shape}."
+        )
     if not np.all(np.isfinite(matrix)):
         raise ValueError(f"Argument '{name}' contains NaN or inf.")
     return matrix
@@ -185,9 +193,13 @@ def _check_steps(num_steps: Any, name: str = "num_steps") -> int:
     return int(num_steps)
 
 
-def _stationary(system: Any, process_tensor: Any, dt: Optional[float], initial_state: Any) -> _Stationary:
+def _stationary(transfer: _Transfer, initial_state: Any) -> _Stationary:
     """The transfer map's eigendecomposition and the steady state it selects."""
-    transfer = _transfer(system, process_tensor, dt)
+    if transfer.traced:
+        raise TypeError(
+            "Under jax.grad, jit or vmap only compute_spectrum(..., method='solve') runs: the eigendecomposition "
+            "of the other functions is host code."
+        )
     size = int(np.prod(transfer.shape))
     if size > DENSE_LIMIT:
         raise ValueError(
@@ -344,7 +356,7 @@ def compute_stationary_correlations(
     steps = _check_steps(num_steps)
     method = _method(method)
     with get_progress(progress_type)(1, title="--> Compute stationary correlations") as progress:
-        stationary = _stationary(system, process_tensor, dt, initial_state)
+        stationary = _stationary(_transfer(system, process_tensor, dt), initial_state)
         transfer = stationary.transfer
         a = _check_operator(operator_a, transfer.dim, "operator_a")
         b = _check_operator(operator_b, transfer.dim, "operator_b")
@@ -371,6 +383,38 @@ class SpectralLines(NamedTuple):
     weights: np.ndarray
 
 
+def _spectrum_by_solve(transfer: _Transfer, a: np.ndarray, b: np.ndarray, frequencies: np.ndarray) -> Any:
+    """``S(omega)`` from one linear solve per frequency, with the steady state from one more: no eigenvectors.
+
+    The read-out of the trace ``r`` is the left eigenvector of eigenvalue 1 (every step keeps the trace), so
+    ``s_ss`` solves ``(1 - T + v r) s = v`` for any ``v`` with ``r v = 1``, and ``T' = T - s_ss r`` is the map
+    without its steady mode: ``sum_k z^k T^k (u - s_ss r u) = (1 - z T')^-1 (u - s_ss r u)``.
+    """
+    dim2 = transfer.dim**2
+    size = int(np.prod(transfer.shape))
+    identity = np.identity(size, dtype=config.NpDtype)
+    matrix = transfer.step(identity).T
+    xp = array_namespace(matrix)
+    trace_row = _read_row(transfer, np.identity(transfer.dim, dtype=config.NpDtype))
+    guess = (
+        np.kron(transfer.left, np.identity(transfer.dim, dtype=config.NpDtype).reshape(dim2)) / transfer.dim
+    )
+    state = xp.linalg.solve(identity - matrix + np.outer(guess, trace_row), guess)
+    deflated = matrix - xp.outer(state, trace_row)
+    ordered = _apply(transfer, left_super(a), state[None])[0]
+    ordered = ordered - state * (trace_row @ ordered)
+    anti = _apply(transfer, right_super(b), state[None])[0]
+    anti = anti - state * (trace_row @ anti)
+    row_b, row_a = _read_row(transfer, b), _read_row(transfer, a)
+    values = []
+    for frequency in frequencies:
+        phase = np.exp(-1j * float(frequency) * transfer.dt)
+        forward = row_b @ xp.linalg.solve(identity - phase * deflated, ordered)
+        backward = row_a @ xp.linalg.solve(identity - deflated / phase, anti)
+        values.append(forward + backward - row_b @ ordered)
+    return transfer.dt * xp.stack(values)
+
+
 def compute_spectrum(
     system: System,
     process_tensor: Any,
@@ -381,6 +425,7 @@ def compute_spectrum(
     dt: Optional[float] = None,
     num_points: int = 4096,
     return_lines: bool = False,
+    method: Optional[str] = None,
 ) -> Any:
     r"""Spectrum ``S(omega) = int dtau exp(-i omega tau) [<B(tau) A(0)>_ss - <B><A>]`` over all ``tau``.
 
@@ -407,7 +452,13 @@ def compute_spectrum(
     num_points: int
         Number of default frequencies.
     return_lines: bool
-        Also return the undamped modes as :class:`SpectralLines`.
+        Also return the undamped modes as :class:`SpectralLines` (``method='eig'`` only).
+    method: str
+        ``'eig'``: one eigendecomposition for all frequencies (the default for concrete values).  ``'solve'``:
+        one linear solve of the transfer map's dimension per frequency, for a few frequencies; it needs a unique
+        steady state and no undamped oscillation, and it is what runs (the default) when ``oqupy_jax`` traces
+        the system: ``jax.grad`` of a spectral feature with respect to the system's parameters, e.g. of
+        ``compute_spectrum(System(h(x)), pt, a, b, omega=[w0], method='solve')[1][0]``.
 
     Returns
     -------
@@ -417,10 +468,14 @@ def compute_spectrum(
         ``S(omega)`` (real if ``B = A^dagger``, complex otherwise).
     lines: SpectralLines
         Only with ``return_lines``: the frequencies ``Omega_j`` and weights ``w_j`` of the undamped modes of
-        ``C(tau)`` for ``tau >= 0`` (``C(tau) -> sum_j w_j exp(i Omega_j tau)``).
+        ``C(tau)`` for ``tau >= 0`` (``C(tau) -> sum_j w_j exp(i Omega_j tau)``; weights below ``1e-12`` of
+        ``C(0)`` are left out).
     """
-    stationary = _stationary(system, process_tensor, dt, initial_state)
-    transfer = stationary.transfer
+    transfer = _transfer(system, process_tensor, dt)
+    if method is None:
+        method = "solve" if transfer.traced else "eig"
+    if method not in ("eig", "solve"):
+        raise ValueError(f"Argument 'method' must be 'eig' or 'solve', not {method!r}.")
     a = _check_operator(operator_a, transfer.dim, "operator_a")
     b = _check_operator(operator_b, transfer.dim, "operator_b")
     step_dt = transfer.dt
@@ -431,6 +486,16 @@ def compute_spectrum(
         frequencies = np.asarray(omega, dtype=config.NpDtypeReal).reshape(-1)
         if not np.all(np.isfinite(frequencies)):
             raise ValueError("Argument 'omega' contains NaN or inf.")
+    hermitian = np.allclose(b, a.conj().T)
+    if method == "solve":
+        if initial_state is not None or return_lines:
+            raise ValueError(
+                "method='solve' takes no 'initial_state' and no 'return_lines' (use method='eig')."
+            )
+        solved = _spectrum_by_solve(transfer, a, b, frequencies)
+        solved = solved.real if hermitian else solved
+        return frequencies, (solved if transfer.traced else to_host(solved))
+    stationary = _stationary(transfer, initial_state)
     values, ordered = _lines_and_weights(
         stationary,
         _read_row(transfer, b),
@@ -446,11 +511,12 @@ def compute_spectrum(
     forward = (ordered[decaying][None, :] / (1.0 - values[decaying][None, :] * phase)).sum(axis=1)
     backward = (anti[decaying][None, :] / (1.0 - values[decaying][None, :] / phase)).sum(axis=1)
     spectrum = step_dt * (forward + backward - ordered[decaying].sum())
-    if np.allclose(b, a.conj().T):
+    if hermitian:
         spectrum = spectrum.real
     if not return_lines:
         return frequencies, spectrum
-    undamped = ~decaying
+    scale = max(1.0, float(np.abs(ordered.sum())))
+    undamped = ~decaying & (np.abs(ordered) > 1e-12 * scale)
     lines = SpectralLines(np.angle(values[undamped]) / step_dt, ordered[undamped])
     return frequencies, spectrum, lines
 
@@ -516,7 +582,7 @@ def compute_stationary_multitime_correlations(
         if order not in ("left", "right"):
             raise ValueError(f"Entries of 'ops_order' must be 'left' or 'right', not {order!r}.")
     steps = _gap_list(gaps, len(operators) - 1)
-    stationary = _stationary(system, process_tensor, dt, initial_state)
+    stationary = _stationary(_transfer(system, process_tensor, dt), initial_state)
     transfer = stationary.transfer
     matrices = [_check_operator(op, transfer.dim, f"operators[{i}]") for i, op in enumerate(operators)]
     supers = [left_super(m) if o == "left" else right_super(m) for m, o in zip(matrices, ops_order)]
