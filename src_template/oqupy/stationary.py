@@ -9,7 +9,7 @@ to it is an operator applied at a time ``t -> infinity``.  Every stationary corr
 ``C(tau_k) = <B(t + tau_k) A(t)>  =  b^T T^k a``, ``a = (A . s_ss)``, ``b`` = the read-out of ``B``,
 
 and with ``T = V diag(lambda) V^-1`` every power is a sum of ``lambda_j^k``: all lags at once, and the
-Fourier transform in closed form (a geometric series per eigenvalue), so the tail needs no window.
+Fourier transform in closed form (a geometric series per eigenvalue): the tail needs no window.
 
 Conventions (those of :func:`oqupy.compute_correlations`, whose ``t -> infinity`` limit these are):
 
@@ -24,7 +24,9 @@ Conventions (those of :func:`oqupy.compute_correlations`, whose ``t -> infinity`
 - Modes of ``T`` with ``|lambda| >= 1 - UNDAMPED`` never decay: ``C(infinity) = <B><A>`` (``lambda = 1``) and any
   undamped oscillation are returned apart, as lines ``2 pi w delta(omega - Omega)`` (``return_lines``).
 
-Host code in both packages: dense eigendecompositions (SciPy) of maps of dimension ``prod(chi_e) d^2``.
+Host code in both packages: dense eigendecompositions (SciPy) of maps of dimension ``prod(chi_e) d^2``; the
+spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax`` traces the system
+(:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.
 """
 
 import math
@@ -45,6 +47,7 @@ from oqupy.util import check_convert, get_progress
 __runs_on__ = "host"
 
 __all__ = [
+    "SpectralLines",
     "compute_spectrum",
     "compute_stationary_correlations",
     "compute_stationary_multitime_correlations",
@@ -65,7 +68,7 @@ CHECK_STEPS = 20
 EIG_TOLERANCE = 1e-8
 """Relative deviation of the eigendecomposition from propagation above which a warning is given."""
 
-_CHUNK = 2048
+_CHUNK = 2048  # lags per matrix-vector product in ``_series``
 
 
 class _Transfer(NamedTuple):
@@ -130,9 +133,10 @@ def _transfer(system: Any, process_tensor: Any, dt: Optional[float]) -> _Transfe
     cells = [env.uniform.cell for env in environments if env.uniform is not None]
     caps = [env.uniform.cap for env in environments if env.uniform is not None]
     shape = tuple(cell.shape[1] for cell in cells) + (dim * dim,)
-    left = np.ones(1, dtype=config.NpDtype)
+    left: np.ndarray = np.ones(1, dtype=config.NpDtype)
     for env in environments:
-        left = np.kron(left, env.left)
+        assert env.left is not None  # every environment is uniform
+        left = np.kron(left, np.asarray(env.left))
 
     xp = array_namespace(enter, leave)  # jax.numpy for a system built from traced values (oqupy_jax)
 
@@ -148,14 +152,6 @@ def _transfer(system: Any, process_tensor: Any, dt: Optional[float]) -> _Transfe
         return (state @ leave).reshape(vectors.shape)
 
     return _Transfer(step, shape, caps, left, dim, step_dt, is_traced(enter, leave))
-
-
-def _read_out(transfer: _Transfer, vectors: np.ndarray) -> np.ndarray:
-    """``vec(rho)`` of flattened states ``(n, size)``: every bond contracted with its cap."""
-    state = vectors.reshape((-1,) + transfer.shape)
-    for cap in transfer.caps:
-        state = np.tensordot(state, cap, axes=([1], [0]))
-    return state.reshape(-1, transfer.dim**2)
 
 
 def _read_row(transfer: _Transfer, operator: np.ndarray) -> np.ndarray:
@@ -230,7 +226,7 @@ def _stationary(transfer: _Transfer, initial_state: Any) -> _Stationary:
         # the part of the initial state in the eigenvalue-1 subspace (the spectral projector V_1 (V^-1)_1)
         coefficients = np.linalg.solve(vectors, start)
         state = vectors[:, unit] @ coefficients[unit]
-    trace = _read_out(transfer, state[None])[0].reshape(dim, dim).trace()
+    trace = _read_row(transfer, np.identity(dim)) @ state
     if abs(trace) < 1e-12:
         raise ValueError("The initial state has no weight in a steady state (its trace vanishes there).")
     return _Stationary(transfer, values, vectors, state / trace)
@@ -294,12 +290,6 @@ def _one_side(
     return series
 
 
-def _method(method: str) -> str:
-    if method not in ("eig", "propagate"):
-        raise ValueError(f"Argument 'method' must be 'eig' or 'propagate', not {method!r}.")
-    return method
-
-
 def compute_stationary_correlations(
     system: System,
     process_tensor: Any,
@@ -354,7 +344,8 @@ def compute_stationary_correlations(
     if time_order not in ("ordered", "anti", "full"):
         raise ValueError(f"Argument 'time_order' must be 'ordered', 'anti' or 'full', not {time_order!r}.")
     steps = _check_steps(num_steps)
-    method = _method(method)
+    if method not in ("eig", "propagate"):
+        raise ValueError(f"Argument 'method' must be 'eig' or 'propagate', not {method!r}.")
     with get_progress(progress_type)(1, title="--> Compute stationary correlations") as progress:
         stationary = _stationary(_transfer(system, process_tensor, dt), initial_state)
         transfer = stationary.transfer
