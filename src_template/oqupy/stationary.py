@@ -29,20 +29,27 @@ spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when 
 (:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.
 """
 
-import math
 import warnings
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg
 
 from oqupy import config
-from oqupy._boundary import array_namespace, is_traced, to_host
-from oqupy._dynamics_setup import Controls, environment, process_tensor_list, propagators, step_matrices
+from oqupy._boundary import array_namespace, to_host
+from oqupy._transfer_map import (
+    TransferMap,
+    apply_super,
+    check_operator,
+    check_steps,
+    read_row,
+    scan_rows,
+    solved_state,
+    transfer_map,
+)
 from oqupy.operators import left_super, right_super
-from oqupy.process_tensor import TtiProcessTensor
 from oqupy.system import System
-from oqupy.util import check_convert, get_progress
+from oqupy.util import get_progress
 
 __runs_on__ = "host"
 
@@ -71,130 +78,21 @@ EIG_TOLERANCE = 1e-8
 _CHUNK = 2048  # lags per matrix-vector product in ``_series``
 
 
-class _Transfer(NamedTuple):
-    """One step of the dynamics as a map of flattened states, and the read-out."""
-
-    step: Callable[[np.ndarray], np.ndarray]  # (n, size) -> (n, size)
-    shape: Tuple[int, ...]  # (chi_1, ..., chi_E, d^2)
-    caps: List[np.ndarray]
-    left: np.ndarray  # the bond vectors before the first step, as one flattened product (size / d^2)
-    dim: int
-    dt: float
-    traced: bool  # the system's propagators are traced (oqupy_jax under jax.grad, jit, vmap)
-
-
 class _Stationary(NamedTuple):
     """The transfer map, its eigendecomposition and the steady state (flattened, with its bonds)."""
 
-    transfer: _Transfer
+    transfer: TransferMap
     values: np.ndarray
     vectors: np.ndarray  # right eigenvectors, columns
     state: np.ndarray  # s_ss
 
 
-def _transfer(system: Any, process_tensor: Any, dt: Optional[float]) -> _Transfer:
-    """Validate the arguments and build one step's map (as :func:`oqupy.compute_steady_state` does)."""
-    if not isinstance(system, System):
-        raise TypeError(
-            "Argument 'system' must be a time-independent oqupy.System (a TimeDependentSystem has no stationary "
-            "state)."
-        )
-    process_tensors = process_tensor_list(process_tensor)
-    if not process_tensors or not all(isinstance(pt, TtiProcessTensor) for pt in process_tensors):
-        raise TypeError(
-            "Argument 'process_tensor' must be a uniform process tensor (TtiProcessTensor) or a list of them: "
-            "a finite process tensor has no stationary limit (use compute_correlations)."
-        )
-    dim = system.dimension
-    for pt in process_tensors:
-        if pt.hilbert_space_dimension != dim:
-            raise ValueError(
-                f"Process tensor of Hilbert dimension {pt.hilbert_space_dimension} used with a system of "
-                f"dimension {dim}."
-            )
-    dts = [float(pt.dt) for pt in process_tensors if pt.dt is not None]
-    if dt is not None:
-        given = float(check_convert(dt, float, "dt"))
-        if not math.isfinite(given) or given <= 0.0:
-            raise ValueError("Argument 'dt' must be positive.")
-        dts.append(given)
-    if not dts:
-        raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
-    if max(dts) - min(dts) > 1e-12 * max(dts):
-        raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
-    step_dt = min(dts)
-    environments = [environment(pt, 1) for pt in process_tensors]
-    identity = np.identity(dim * dim, dtype=config.NpDtype)
-    prop_1, prop_2 = propagators(system, step_dt, 0.0, 1, config.SUBDIV_LIMIT, config.INTEGRATE_EPSREL)
-    matrices = step_matrices(
-        environments, Controls(np.stack([identity, identity]), identity[None]), prop_1, prop_2
-    )
-    enter, leave, links = matrices.enter[0], matrices.leave[0], matrices.links
-    cells = [env.uniform.cell for env in environments if env.uniform is not None]
-    caps = [env.uniform.cap for env in environments if env.uniform is not None]
-    shape = tuple(cell.shape[1] for cell in cells) + (dim * dim,)
-    left: np.ndarray = np.ones(1, dtype=config.NpDtype)
-    for env in environments:
-        assert env.left is not None  # every environment is uniform
-        left = np.kron(left, np.asarray(env.left))
-
-    xp = array_namespace(enter, leave)  # jax.numpy for a system built from traced values (oqupy_jax)
-
-    def step(vectors: np.ndarray) -> np.ndarray:
-        state = vectors.reshape((-1,) + shape) @ enter
-        for axis, cell in enumerate(cells):
-            if axis > 0:
-                state = state @ links[axis - 1]
-            # out[..., f, x] = sum_p state[..., p, x] cell[x, p, f]: one matrix-vector product per x
-            moved = xp.swapaxes(xp.moveaxis(state, axis + 1, -2), -1, -2)[..., :, None, :]
-            moved = xp.swapaxes(xp.matmul(moved, cell)[..., 0, :], -1, -2)
-            state = xp.moveaxis(moved, -2, axis + 1)
-        return (state @ leave).reshape(vectors.shape)
-
-    return _Transfer(step, shape, caps, left, dim, step_dt, is_traced(enter, leave))
-
-
-def _read_row(transfer: _Transfer, operator: np.ndarray) -> np.ndarray:
-    """The row ``r`` with ``r . s = tr(operator rho(s))`` (``rho`` read out with the caps)."""
-    row = np.asarray(operator).T.reshape(-1)
-    for cap in reversed(transfer.caps):
-        row = np.multiply.outer(cap, row).reshape(-1)
-    return row
-
-
-def _apply(transfer: _Transfer, superoperator: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """``superoperator`` on the system leg of flattened states ``(n, size)``."""
-    size = vectors.shape[-1]
-    state = vectors.reshape(-1, size // transfer.dim**2, transfer.dim**2) @ superoperator.T
-    return state.reshape(vectors.shape)
-
-
-def _check_operator(operator: Any, dim: int, name: str) -> np.ndarray:
-    """``operator`` as a complex ``dim x dim`` array; ``ValueError`` naming ``name`` otherwise."""
-    matrix = np.asarray(operator, dtype=config.NpDtype)
-    if matrix.shape != (dim, dim):
-        raise ValueError(
-            f"Argument '{name}' must have shape {(dim, dim)} (the system's), not {matrix.shape}."
-        )
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError(f"Argument '{name}' contains NaN or inf.")
-    return matrix
-
-
-def _check_steps(num_steps: Any, name: str = "num_steps") -> int:
-    if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)):
-        raise TypeError(f"Argument '{name}' must be int.")
-    if num_steps <= 0:
-        raise ValueError(f"Argument '{name}' must be positive, not {num_steps}.")
-    return int(num_steps)
-
-
-def _stationary(transfer: _Transfer, initial_state: Any) -> _Stationary:
+def _stationary(transfer: TransferMap, initial_state: Any) -> _Stationary:
     """The transfer map's eigendecomposition and the steady state it selects."""
     if transfer.traced:
         raise TypeError(
-            "Under jax.grad, jit or vmap only compute_spectrum(..., method='solve') runs: the eigendecomposition "
-            "of the other functions is host code."
+            "Under jax.grad, jit or vmap the eigendecomposition (method='eig') cannot run: use the default "
+            "method (compute_spectrum: 'solve'; the others: step by step from a solved steady state)."
         )
     size = int(np.prod(transfer.shape))
     if size > DENSE_LIMIT:
@@ -226,7 +124,7 @@ def _stationary(transfer: _Transfer, initial_state: Any) -> _Stationary:
         # the part of the initial state in the eigenvalue-1 subspace (the spectral projector V_1 (V^-1)_1)
         coefficients = np.linalg.solve(vectors, start)
         state = vectors[:, unit] @ coefficients[unit]
-    trace = _read_row(transfer, np.identity(dim)) @ state
+    trace = read_row(transfer, np.identity(dim)) @ state
     if abs(trace) < 1e-12:
         raise ValueError("The initial state has no weight in a steady state (its trace vanishes there).")
     return _Stationary(transfer, values, vectors, state / trace)
@@ -330,7 +228,8 @@ def compute_stationary_correlations(
     method: str
         ``'eig'`` (default): every lag from the eigendecomposition (checked against propagation over the
         first ``CHECK_STEPS`` lags; ``UserWarning`` if it deviates by more than ``EIG_TOLERANCE``);
-        ``'propagate'``: step by step from the steady state.
+        ``'propagate'``: step by step from the steady state.  When ``oqupy_jax`` traces the system (``jax.grad``,
+        ``jax.vmap``) the steady state is solved for (it must be unique) and the lags are one ``lax.scan``.
     progress_type: str
         Accepted for symmetry with :func:`oqupy.compute_correlations` (the computation is one call).
 
@@ -343,28 +242,47 @@ def compute_stationary_correlations(
     """
     if time_order not in ("ordered", "anti", "full"):
         raise ValueError(f"Argument 'time_order' must be 'ordered', 'anti' or 'full', not {time_order!r}.")
-    steps = _check_steps(num_steps)
+    steps = check_steps(num_steps)
     if method not in ("eig", "propagate"):
         raise ValueError(f"Argument 'method' must be 'eig' or 'propagate', not {method!r}.")
     with get_progress(progress_type)(1, title="--> Compute stationary correlations") as progress:
-        stationary = _stationary(_transfer(system, process_tensor, dt), initial_state)
-        transfer = stationary.transfer
-        a = _check_operator(operator_a, transfer.dim, "operator_a")
-        b = _check_operator(operator_b, transfer.dim, "operator_b")
+        transfer = transfer_map(system, process_tensor, dt)
+        a = check_operator(operator_a, transfer.dim, "operator_a")
+        b = check_operator(operator_b, transfer.dim, "operator_b")
+        if transfer.traced:  # oqupy_jax under jax.grad / vmap: a solved steady state and one scan per side
+            _traced_only(initial_state)
+            matrix, state, _ = solved_state(transfer)
+
+            def side(superoperator: np.ndarray, row: np.ndarray) -> Any:
+                return scan_rows(matrix, apply_super(transfer, superoperator, state[None]), steps, row)[:, 0]
+
+        else:
+            stationary = _stationary(transfer, initial_state)
+
+            def side(superoperator: np.ndarray, row: np.ndarray) -> Any:
+                start = apply_super(transfer, superoperator, stationary.state[None])[0]
+                return _one_side(stationary, row, start, steps, method)
+
         lags = np.arange(steps + 1)
-        parts: List[np.ndarray] = []
+        parts: List[Any] = []
         taus: List[np.ndarray] = []
         if time_order in ("anti", "full"):
-            start = _apply(transfer, right_super(b), stationary.state[None])[0]
-            anti = _one_side(stationary, _read_row(transfer, a), start, steps, method)
+            anti = side(right_super(b), read_row(transfer, a))
             parts.append(anti[::-1] if time_order == "anti" else anti[:0:-1])
             taus.append(-transfer.dt * lags[::-1] if time_order == "anti" else -transfer.dt * lags[:0:-1])
         if time_order in ("ordered", "full"):
-            start = _apply(transfer, left_super(a), stationary.state[None])[0]
-            parts.append(_one_side(stationary, _read_row(transfer, b), start, steps, method))
+            parts.append(side(left_super(a), read_row(transfer, b)))
             taus.append(transfer.dt * lags)
         progress.update(1)
-    return np.concatenate(taus).astype(config.NpDtypeReal), np.concatenate(parts)
+    return np.concatenate(taus).astype(config.NpDtypeReal), array_namespace(*parts).concatenate(parts)
+
+
+def _traced_only(initial_state: Any) -> None:
+    """A traced system (``oqupy_jax``) needs a unique steady state: no ``initial_state`` selects one."""
+    if initial_state is not None:
+        raise ValueError(
+            "Under jax.grad, jit or vmap the steady state is solved for (it must be unique): no 'initial_state'."
+        )
 
 
 class SpectralLines(NamedTuple):
@@ -374,29 +292,21 @@ class SpectralLines(NamedTuple):
     weights: np.ndarray
 
 
-def _spectrum_by_solve(transfer: _Transfer, a: np.ndarray, b: np.ndarray, frequencies: np.ndarray) -> Any:
+def _spectrum_by_solve(transfer: TransferMap, a: np.ndarray, b: np.ndarray, frequencies: np.ndarray) -> Any:
     """``S(omega)`` from one linear solve per frequency, with the steady state from one more: no eigenvectors.
 
-    The read-out of the trace ``r`` is the left eigenvector of eigenvalue 1 (every step keeps the trace), so
-    ``s_ss`` solves ``(1 - T + v r) s = v`` for any ``v`` with ``r v = 1``, and ``T' = T - s_ss r`` is the map
-    without its steady mode: ``sum_k z^k T^k (u - s_ss r u) = (1 - z T')^-1 (u - s_ss r u)``.
+    ``s_ss`` from :func:`oqupy._transfer_map.solved_state`; ``T' = T - s_ss r`` is the map without its steady
+    mode: ``sum_k z^k T^k (u - s_ss r u) = (1 - z T')^-1 (u - s_ss r u)``.
     """
-    dim2 = transfer.dim**2
-    size = int(np.prod(transfer.shape))
-    identity = np.identity(size, dtype=config.NpDtype)
-    matrix = transfer.step(identity).T
+    matrix, state, trace_row = solved_state(transfer)
     xp = array_namespace(matrix)
-    trace_row = _read_row(transfer, np.identity(transfer.dim, dtype=config.NpDtype))
-    guess = (
-        np.kron(transfer.left, np.identity(transfer.dim, dtype=config.NpDtype).reshape(dim2)) / transfer.dim
-    )
-    state = xp.linalg.solve(identity - matrix + np.outer(guess, trace_row), guess)
+    identity = np.identity(matrix.shape[0], dtype=config.NpDtype)
     deflated = matrix - xp.outer(state, trace_row)
-    ordered = _apply(transfer, left_super(a), state[None])[0]
+    ordered = apply_super(transfer, left_super(a), state[None])[0]
     ordered = ordered - state * (trace_row @ ordered)
-    anti = _apply(transfer, right_super(b), state[None])[0]
+    anti = apply_super(transfer, right_super(b), state[None])[0]
     anti = anti - state * (trace_row @ anti)
-    row_b, row_a = _read_row(transfer, b), _read_row(transfer, a)
+    row_b, row_a = read_row(transfer, b), read_row(transfer, a)
     values = []
     for frequency in frequencies:
         phase = np.exp(-1j * float(frequency) * transfer.dt)
@@ -462,16 +372,16 @@ def compute_spectrum(
         ``C(tau)`` for ``tau >= 0`` (``C(tau) -> sum_j w_j exp(i Omega_j tau)``; weights below ``1e-12`` of
         ``C(0)`` are left out).
     """
-    transfer = _transfer(system, process_tensor, dt)
+    transfer = transfer_map(system, process_tensor, dt)
     if method is None:
         method = "solve" if transfer.traced else "eig"
     if method not in ("eig", "solve"):
         raise ValueError(f"Argument 'method' must be 'eig' or 'solve', not {method!r}.")
-    a = _check_operator(operator_a, transfer.dim, "operator_a")
-    b = _check_operator(operator_b, transfer.dim, "operator_b")
+    a = check_operator(operator_a, transfer.dim, "operator_a")
+    b = check_operator(operator_b, transfer.dim, "operator_b")
     step_dt = transfer.dt
     if omega is None:
-        points = _check_steps(num_points, "num_points")
+        points = check_steps(num_points, "num_points")
         frequencies = (np.arange(points) / points - 0.5) * (2.0 * np.pi / step_dt)
     else:
         frequencies = np.asarray(omega, dtype=config.NpDtypeReal).reshape(-1)
@@ -489,13 +399,13 @@ def compute_spectrum(
     stationary = _stationary(transfer, initial_state)
     values, ordered = _lines_and_weights(
         stationary,
-        _read_row(transfer, b),
-        _apply(transfer, left_super(a), stationary.state[None])[0],
+        read_row(transfer, b),
+        apply_super(transfer, left_super(a), stationary.state[None])[0],
     )
     _, anti = _lines_and_weights(
         stationary,
-        _read_row(transfer, a),
-        _apply(transfer, right_super(b), stationary.state[None])[0],
+        read_row(transfer, a),
+        apply_super(transfer, right_super(b), stationary.state[None])[0],
     )
     decaying = np.abs(values) < 1.0 - UNDAMPED
     phase = np.exp(-1j * frequencies * step_dt)[:, None]
@@ -535,17 +445,21 @@ def compute_stationary_multitime_correlations(
     gaps: List[Any],
     initial_state: Optional[np.ndarray] = None,
     dt: Optional[float] = None,
+    method: Optional[str] = None,
 ) -> Tuple[List[np.ndarray], np.ndarray]:
     r"""Multi-time correlation in the steady state: ``O_1`` at ``t``, ``O_2`` at ``t + g_1 dt``, ... .
 
     As :func:`oqupy.compute_correlations_nt` at ``t -> infinity``: each ``O_i`` acts on the state at its
     time from the ``'left'`` (``rho -> O rho``) or the ``'right'`` (``rho -> rho O``), the state propagates
     ``g_i`` steps between ``O_i`` and ``O_{i+1}``, and the last operator is read out, ``tr(O_n rho)``.  E.g.
-    ``<O_3(t + tau_1 + tau_2) O_2(t + tau_1) O_1(t)>`` is ``ops_order=['left', 'left', 'left']``, and
-    ``<O_2(t + tau_1) O_3(t + tau_1 + tau_2)> ...`` orderings follow from 'right'; a third-order response
-    function is a sum of four such terms (see the Spectra page).  Every gap is a power of the transfer map,
-    evaluated through its eigendecomposition: the cost is ``O(M^2)`` per correlation of the inner gaps and
-    ``O(M)`` per entry of the last, for a map of dimension ``M``.
+    ``<O_3(t + tau_1 + tau_2) O_2(t + tau_1) O_1(t)>`` is ``ops_order=['left', 'left', 'left']``; an operator
+    from the 'right' multiplies the state from the right (it acts on the bra): the pathways of a third-order
+    response function are such combinations (see the Spectra page).  Every gap is a power of the transfer map: with
+    ``method='eig'`` (default) through its eigendecomposition, ``O(M^2)`` per correlation of the inner gaps and
+    ``O(M)`` per entry of the last, for a map of dimension ``M``; with ``'propagate'`` step by step, all
+    combinations of the earlier gaps advanced together as one block (one ``lax.scan`` per gap in
+    ``oqupy_jax``: what runs, the default, when the system is traced, so ``jax.grad`` and ``jax.vmap`` go
+    through it; the steady state must then be unique).
 
     Parameters
     ----------
@@ -557,6 +471,8 @@ def compute_stationary_multitime_correlations(
         ``'left'`` or ``'right'`` for each operator (the last one's is immaterial: ``tr(O rho) = tr(rho O)``).
     gaps: list
         ``n - 1`` entries, each an int or a sequence of ints: the steps between ``O_i`` and ``O_{i+1}``.
+    method: str
+        ``'eig'`` or ``'propagate'`` (default: ``'eig'``; ``'propagate'`` for a traced system).
 
     Returns
     -------
@@ -573,22 +489,40 @@ def compute_stationary_multitime_correlations(
         if order not in ("left", "right"):
             raise ValueError(f"Entries of 'ops_order' must be 'left' or 'right', not {order!r}.")
     steps = _gap_list(gaps, len(operators) - 1)
-    stationary = _stationary(_transfer(system, process_tensor, dt), initial_state)
-    transfer = stationary.transfer
-    matrices = [_check_operator(op, transfer.dim, f"operators[{i}]") for i, op in enumerate(operators)]
+    transfer = transfer_map(system, process_tensor, dt)
+    method = ("propagate" if transfer.traced else "eig") if method is None else method
+    if method not in ("eig", "propagate"):
+        raise ValueError(f"Argument 'method' must be 'eig' or 'propagate', not {method!r}.")
+    matrices = [check_operator(op, transfer.dim, f"operators[{i}]") for i, op in enumerate(operators)]
     supers = [left_super(m) if o == "left" else right_super(m) for m, o in zip(matrices, ops_order)]
+    delays = [transfer.dt * gap.astype(config.NpDtypeReal) for gap in steps]
+    shape = tuple(len(g) for g in steps)
+    if transfer.traced:
+        _traced_only(initial_state)
+        matrix, state, _ = solved_state(transfer)
+    else:
+        stationary = _stationary(transfer, initial_state)
+        state = stationary.state
+    if method == "propagate":  # every combination of gaps so far as one row of a block, advanced by scans
+        if not transfer.traced:
+            matrix = transfer.step(np.identity(len(state), dtype=config.NpDtype)).T
+        xp = array_namespace(matrix)
+        rows = apply_super(transfer, supers[0], state[None])
+        for gap, superoperator in zip(steps[:-1], supers[1:-1]):
+            picked = xp.swapaxes(scan_rows(matrix, rows, int(gap.max()))[gap], 0, 1)  # (P, G, M)
+            rows = apply_super(transfer, superoperator, picked.reshape(-1, len(state)))
+        read = scan_rows(matrix, rows, int(steps[-1].max()), read_row(transfer, matrices[-1]))
+        return delays, read[steps[-1]].T.reshape(shape)
     values, vectors = stationary.values, stationary.vectors
     lu = scipy.linalg.lu_factor(vectors)
     # columns: the state after O_1 ... O_i, one column per combination of the gaps so far
-    columns = _apply(transfer, supers[0], stationary.state[None]).T
+    columns = apply_super(transfer, supers[0], stationary.state[None]).T
     for gap, superoperator in zip(steps[:-1], supers[1:-1]):
         coefficients = scipy.linalg.lu_solve(lu, columns)  # (M, P)
         powers = np.power(values[:, None], gap[None, :])  # (M, G)
         propagated = vectors @ (coefficients[:, :, None] * powers[:, None, :]).reshape(len(values), -1)
-        columns = _apply(transfer, superoperator, propagated.T).T  # (M, P * G)
+        columns = apply_super(transfer, superoperator, propagated.T).T  # (M, P * G)
     coefficients = scipy.linalg.lu_solve(lu, columns)  # (M, P)
-    row = _read_row(transfer, matrices[-1]) @ vectors  # (M,)
+    row = read_row(transfer, matrices[-1]) @ vectors  # (M,)
     last = np.power(values[None, :], steps[-1][:, None]) * row[None, :]  # (G, M)
-    result = (coefficients.T @ last.T).reshape(tuple(len(g) for g in steps))
-    delays = [transfer.dt * gap.astype(config.NpDtypeReal) for gap in steps]
-    return delays, result
+    return delays, (coefficients.T @ last.T).reshape(shape)
