@@ -33,6 +33,7 @@ GROUPS = [
     ["pt_build"],
     ["pt_dynamics", "gradient", "batch", "batch_loop"],
     ["tti_build", "tti_long", "tti_steady"],
+    ["stationary_window", "stationary_propagate", "stationary_finite_route", "spectrum", "spectrum_2d"],
 ]
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 """BLAS/OpenMP thread counts pinned in every worker (all packages alike)."""
@@ -226,9 +227,10 @@ def main(argv=None) -> int:
                     [sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT))
                 )
             for python, package, batch_size in packages:
-                # OQuPy 0.5 has no batched dynamics and no uniform process tensors
+                # OQuPy 0.5 has no batched dynamics, no uniform process tensors and no stationary correlations
+                uniform = ("tti", "stationary", "spectrum")
                 run_names = [
-                    n for n in names if not (package == "oqupy" and (n == "batch" or n.startswith("tti")))
+                    n for n in names if not (package == "oqupy" and (n == "batch" or n.startswith(uniform)))
                 ]
                 if not run_names:
                     continue

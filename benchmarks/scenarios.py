@@ -237,6 +237,66 @@ def _tti_steady_run(oq, context):
     return {"max_bond": pt.bond_dimension, "final_sz": float(np.real(rho[0, 0] - rho[1, 1]))}
 
 
+STATIONARY_EPSREL, WINDOW, RELAXED = 1e-6, 10_000, 1200
+"""Stationary correlations of the canonical case: the uniform process tensor at epsrel 1e-6 (bond 148, transfer
+map 592: its dense eigendecomposition is O(M^3), so 1e-7's 1308 costs 10x), a window of 10,000 lags, and the
+finite route's relaxation (1200 steps: the slowest mode, 61 steps, decayed to 3e-9)."""
+
+
+def _stationary_setup(oq, options):
+    system, bath, parameters, state = spin_boson(oq, STATIONARY_EPSREL)
+    return system, _tti_build(oq, bath, parameters), oq.operators
+
+
+def _stationary_window_run(oq, context, method="eig"):
+    system, pt, op = context
+    _, corr = oq.compute_stationary_correlations(
+        system, pt, op.sigma("x"), op.sigma("x"), WINDOW, method=method, progress_type="silent"
+    )
+    return {"max_bond": pt.bond_dimension, "final_sz": float(np.real(corr[WINDOW]))}
+
+
+def _stationary_propagate_run(oq, context):
+    return _stationary_window_run(oq, context, "propagate")
+
+
+def _stationary_finite_run(oq, context):
+    """The route without stationary correlations: relax from spin up, then the window, by compute_correlations."""
+    system, pt, op = context
+    _, corr = oq.compute_correlations(
+        system,
+        pt,
+        op.sigma("x"),
+        op.sigma("x"),
+        RELAXED,
+        slice(RELAXED, RELAXED + WINDOW + 1),
+        initial_state=op.spin_dm("up"),
+        progress_type="silent",
+    )
+    return {"max_bond": pt.bond_dimension, "final_sz": float(np.real(corr[0, -1]))}
+
+
+def _spectrum_run(oq, context):
+    system, pt, op = context
+    omega, spectrum = oq.compute_spectrum(system, pt, op.sigma("-"), op.sigma("+"), num_points=4096)
+    return {"max_bond": pt.bond_dimension, "final_sz": float(np.sum(spectrum) * (omega[1] - omega[0]))}
+
+
+def _spectrum_2d_run(oq, context):
+    """A third-order pathway on 100 x 100 (t1, t3) at t2 = 0, and its 2-D FFT."""
+    system, pt, op = context
+    grid = np.arange(100)
+    _, response = oq.compute_stationary_multitime_correlations(
+        system,
+        pt,
+        [op.sigma("-"), op.sigma("+"), op.sigma("-"), op.sigma("+")],
+        ["right", "left", "left", "left"],
+        [grid, 0, grid],
+    )
+    spectrum = np.fft.fft2(np.asarray(response)[:, 0, :])
+    return {"max_bond": pt.bond_dimension, "final_sz": float(np.abs(spectrum).max())}
+
+
 #: name -> (setup, run, description)
 SCENARIOS = {
     "tempo_canonical": (
@@ -284,4 +344,26 @@ SCENARIOS = {
         f"its build plus {TTI_STEPS} steps of the canonical system (t = 500)",
     ),
     "tti_steady": (_tti_steady_setup, _tti_steady_run, "compute_steady_state through it"),
+    "stationary_window": (
+        _stationary_setup,
+        _stationary_window_run,
+        f"compute_stationary_correlations, {WINDOW} lags (eigendecomposition), canonical case at epsrel "
+        f"{STATIONARY_EPSREL:g}",
+    ),
+    "stationary_propagate": (
+        _stationary_setup,
+        _stationary_propagate_run,
+        f"the same, method='propagate' ({WINDOW} steps from the steady state)",
+    ),
+    "stationary_finite_route": (
+        _stationary_setup,
+        _stationary_finite_run,
+        f"the same window by compute_correlations after {RELAXED} steps of relaxation",
+    ),
+    "spectrum": (_stationary_setup, _spectrum_run, "compute_spectrum (sigma^- sigma^+), 4096 frequencies"),
+    "spectrum_2d": (
+        _stationary_setup,
+        _spectrum_2d_run,
+        "a 4-time pathway on 100 x 100 (t1, t3) at t2 = 0 (compute_stationary_multitime_correlations) and its FFT",
+    ),
 }

@@ -368,6 +368,30 @@ def test_uniform_file_written_by_one_package_is_read_by_the_other(tmp_path):
     np.testing.assert_allclose(_uniform_dynamics(ojax, tmp_path / "b", onp)[0], expected, rtol=0, atol=1e-12)
 
 
+def _stationary(package):
+    op = package.operators
+    sd = package.PowerLawSD(alpha=0.1, zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.5)
+    pt = package.TtiPtTempo(
+        package.Bath(0.5 * op.sigma("z"), sd), 0.0, package.TempoParameters(dt=0.1, epsrel=1e-6, dkmax=10)
+    ).get_process_tensor(progress_type="silent")
+    system = package.System(0.5 * op.sigma("x") + 0.3 * op.sigma("z"))
+    _, corr = package.compute_stationary_correlations(system, pt, op.sigma("-"), op.sigma("+"), 50, "full")
+    _, spectrum = package.compute_spectrum(system, pt, op.sigma("-"), op.sigma("+"), num_points=256)
+    _, solved = package.compute_spectrum(
+        system, pt, op.sigma("-"), op.sigma("+"), omega=[0.5], method="solve"
+    )
+    _, three = package.compute_stationary_multitime_correlations(
+        system, pt, [op.sigma("x")] * 3, ["left", "right", "left"], [[0, 3], [2, 5]]
+    )
+    return corr, spectrum, solved, three
+
+
+def test_stationary_correlations_and_spectra_agree():
+    """Host code in both packages (the uniform build and the eigendecomposition): equal to rounding."""
+    for np_result, jax_result in zip(_stationary(onp), _stationary(ojax)):
+        np.testing.assert_allclose(np.asarray(jax_result), np.asarray(np_result), rtol=0, atol=1e-10)
+
+
 def _gibbs_history(package, hamiltonian, coupling, n_steps, epsrel):
     sd = package.PowerLawSD(alpha=0.15, zeta=1, cutoff=4.0, cutoff_type="exponential", temperature=0.7)
     tempo = package.GibbsTempo(

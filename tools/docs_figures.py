@@ -31,6 +31,7 @@ FIGURES = {
     "spin_boson.png": ("spin_boson.py", ()),
     "process_tensor.png": ("process_tensor.py", ()),
     "steady_state.png": ("steady_state.py", ()),
+    "spectra.png": ("spectra.py", ()),
     "mean_field.png": ("mean_field.py", ()),
     "gibbs_state.png": ("gibbs_state.py", ()),
     "optimal_control.png": ("optimal_control.py", ()),

@@ -60,6 +60,9 @@ __all__ = [
     "compute_dynamics_batch",
     "compute_dynamics_with_field",
     "compute_gradient_and_dynamics",
+    "compute_spectrum",
+    "compute_stationary_correlations",
+    "compute_stationary_multitime_correlations",
     "compute_steady_state",
     "config",
     "control",
@@ -78,6 +81,7 @@ __all__ = [
     "pt_tempo_sweep",
     "shard_batch",
     "state_gradient",
+    "stationary",
     "steady_state",
     "sweeps",
     "system",
@@ -104,6 +108,7 @@ from oqupy import (
     process_tensor,
     pt_tebd,
     pt_tempo,
+    stationary,
     steady_state,
     sweeps,
     system,
@@ -128,6 +133,11 @@ from oqupy.process_tensor import (
 from oqupy.mps_mpo import AugmentedMPS
 from oqupy.pt_tebd import PtTebd, PtTebdParameters
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
+from oqupy.stationary import (
+    compute_spectrum,
+    compute_stationary_correlations,
+    compute_stationary_multitime_correlations,
+)
 from oqupy.steady_state import compute_steady_state
 from oqupy.sweeps import pt_tempo_sweep
 from oqupy.system import (

@@ -1,0 +1,178 @@
+"""The transfer map of one step through uniform process tensors: flattened states, read-out, operators.
+
+With a time-independent system and uniform process tensors every step of :func:`oqupy.compute_dynamics` is the
+same linear map of the carried state ``s[chi_1, ..., chi_E, x]`` (bond legs, then ``vec(rho)``; see
+:mod:`oqupy.system_dynamics`), here acting on flattened states ``(n, prod(chi_e) d^2)``.  Used by
+:mod:`oqupy.stationary`.  Host code; the step computes with ``jax.numpy`` when ``oqupy_jax`` traces the system
+(:mod:`oqupy._boundary`), and :func:`solved_state` and :func:`scan_rows` keep to ``xp`` functions and
+:func:`oqupy._loops.scan` so that ``jax.grad`` goes through them.
+"""
+
+import math
+from typing import Any, Callable, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from oqupy import config
+from oqupy._boundary import array_namespace, is_traced
+from oqupy._dynamics_setup import Controls, environment, process_tensor_list, propagators, step_matrices
+from oqupy._loops import scan
+from oqupy.process_tensor import TtiProcessTensor
+from oqupy.system import System
+from oqupy.util import check_convert
+
+__runs_on__ = "host"
+
+__all__ = [
+    "TransferMap",
+    "apply_super",
+    "check_operator",
+    "check_steps",
+    "read_row",
+    "scan_rows",
+    "solved_state",
+    "transfer_map",
+]
+
+
+class TransferMap(NamedTuple):
+    """One step of the dynamics as a map of flattened states, and the read-out."""
+
+    step: Callable[[np.ndarray], np.ndarray]  # (n, size) -> (n, size)
+    shape: Tuple[int, ...]  # (chi_1, ..., chi_E, d^2)
+    caps: List[np.ndarray]
+    left: np.ndarray  # the bond vectors before the first step, as one flattened product (size / d^2)
+    dim: int
+    dt: float
+    traced: bool  # the system's propagators are traced (oqupy_jax under jax.grad, jit, vmap)
+
+
+def transfer_map(system: Any, process_tensor: Any, dt: Optional[float]) -> TransferMap:
+    """Validate the arguments and build one step's map (as :func:`oqupy.compute_steady_state` does)."""
+    if not isinstance(system, System):
+        raise TypeError(
+            "Argument 'system' must be a time-independent oqupy.System (a TimeDependentSystem has no stationary "
+            "state)."
+        )
+    process_tensors = process_tensor_list(process_tensor)
+    if not process_tensors or not all(isinstance(pt, TtiProcessTensor) for pt in process_tensors):
+        raise TypeError(
+            "Argument 'process_tensor' must be a uniform process tensor (TtiProcessTensor) or a list of them: "
+            "a finite process tensor has no stationary limit (use compute_correlations)."
+        )
+    dim = system.dimension
+    for pt in process_tensors:
+        if pt.hilbert_space_dimension != dim:
+            raise ValueError(
+                f"Process tensor of Hilbert dimension {pt.hilbert_space_dimension} used with a system of "
+                f"dimension {dim}."
+            )
+    dts = [float(pt.dt) for pt in process_tensors if pt.dt is not None]
+    if dt is not None:
+        given = float(check_convert(dt, float, "dt"))
+        if not math.isfinite(given) or given <= 0.0:
+            raise ValueError("Argument 'dt' must be positive.")
+        dts.append(given)
+    if not dts:
+        raise ValueError("No time step: give 'dt' or a process tensor with a time step.")
+    if max(dts) - min(dts) > 1e-12 * max(dts):
+        raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
+    step_dt = min(dts)
+    environments = [environment(pt, 1) for pt in process_tensors]
+    identity = np.identity(dim * dim, dtype=config.NpDtype)
+    prop_1, prop_2 = propagators(system, step_dt, 0.0, 1, config.SUBDIV_LIMIT, config.INTEGRATE_EPSREL)
+    matrices = step_matrices(
+        environments, Controls(np.stack([identity, identity]), identity[None]), prop_1, prop_2
+    )
+    enter, leave, links = matrices.enter[0], matrices.leave[0], matrices.links
+    cells = [env.uniform.cell for env in environments if env.uniform is not None]
+    caps = [env.uniform.cap for env in environments if env.uniform is not None]
+    shape = tuple(cell.shape[1] for cell in cells) + (dim * dim,)
+    left: np.ndarray = np.ones(1, dtype=config.NpDtype)
+    for env in environments:
+        assert env.left is not None  # every environment is uniform
+        left = np.kron(left, np.asarray(env.left))
+
+    xp = array_namespace(enter, leave)  # jax.numpy for a system built from traced values (oqupy_jax)
+
+    def step(vectors: np.ndarray) -> np.ndarray:
+        state = vectors.reshape((-1,) + shape) @ enter
+        for axis, cell in enumerate(cells):
+            if axis > 0:
+                state = state @ links[axis - 1]
+            # out[..., f, x] = sum_p state[..., p, x] cell[x, p, f]: one matrix-vector product per x
+            moved = xp.swapaxes(xp.moveaxis(state, axis + 1, -2), -1, -2)[..., :, None, :]
+            moved = xp.swapaxes(xp.matmul(moved, cell)[..., 0, :], -1, -2)
+            state = xp.moveaxis(moved, -2, axis + 1)
+        return (state @ leave).reshape(vectors.shape)
+
+    return TransferMap(step, shape, caps, left, dim, step_dt, is_traced(enter, leave))
+
+
+def read_row(transfer: TransferMap, operator: np.ndarray) -> np.ndarray:
+    """The row ``r`` with ``r . s = tr(operator rho(s))`` (``rho`` read out with the caps)."""
+    row = np.asarray(operator).T.reshape(-1)
+    for cap in reversed(transfer.caps):
+        row = np.multiply.outer(cap, row).reshape(-1)
+    return row
+
+
+def apply_super(transfer: TransferMap, superoperator: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """``superoperator`` on the system leg of flattened states ``(n, size)``."""
+    size = vectors.shape[-1]
+    state = vectors.reshape(-1, size // transfer.dim**2, transfer.dim**2) @ superoperator.T
+    return state.reshape(vectors.shape)
+
+
+def check_operator(operator: Any, dim: int, name: str) -> np.ndarray:
+    """``operator`` as a complex ``dim x dim`` array; ``ValueError`` naming ``name`` otherwise."""
+    matrix = np.asarray(operator, dtype=config.NpDtype)
+    if matrix.shape != (dim, dim):
+        raise ValueError(
+            f"Argument '{name}' must have shape {(dim, dim)} (the system's), not {matrix.shape}."
+        )
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"Argument '{name}' contains NaN or inf.")
+    return matrix
+
+
+def check_steps(num_steps: Any, name: str = "num_steps") -> int:
+    if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)):
+        raise TypeError(f"Argument '{name}' must be int.")
+    if num_steps <= 0:
+        raise ValueError(f"Argument '{name}' must be positive, not {num_steps}.")
+    return int(num_steps)
+
+
+def solved_state(transfer: TransferMap) -> Tuple[Any, Any, np.ndarray]:
+    """``(T, s_ss, r)``: the dense map, its steady state from one linear solve, and the trace read-out ``r``.
+
+    ``r`` is the left eigenvector of eigenvalue 1 (every step keeps the trace), so ``s_ss`` solves
+    ``(1 - T + v r) s = v`` for any ``v`` with ``r v = 1`` (a unique steady state; no eigenvectors, so it can be
+    differentiated).
+    """
+    dim2 = transfer.dim**2
+    size = int(np.prod(transfer.shape))
+    identity = np.identity(size, dtype=config.NpDtype)
+    matrix = transfer.step(identity).T
+    xp = array_namespace(matrix)
+    trace_row = read_row(transfer, np.identity(transfer.dim, dtype=config.NpDtype))
+    guess = np.kron(transfer.left, np.identity(transfer.dim, dtype=config.NpDtype).reshape(dim2))
+    guess = guess / transfer.dim
+    state = xp.linalg.solve(identity - matrix + np.outer(guess, trace_row), guess)
+    return matrix, state, trace_row
+
+
+def scan_rows(matrix: Any, starts: Any, num_steps: int, row: Optional[np.ndarray] = None) -> Any:
+    """``T^k starts`` for ``k = 0 .. num_steps`` (states as rows: ``(num_steps + 1, n, M)``), or their read-out
+    ``row . T^k starts`` (``(num_steps + 1, n)``) with ``row``: one compiled loop (``lax.scan`` in ``oqupy_jax``)."""
+    xp = array_namespace(matrix, starts)
+    record = (lambda states: states) if row is None else (lambda states: states @ row)
+
+    def advance(states: Any, _: Any) -> Tuple[Any, Any]:
+        states = states @ matrix.T
+        return states, record(states)
+
+    _, later = scan(advance, starts, np.arange(num_steps))
+    first = record(starts)[None]
+    return first if num_steps == 0 else xp.concatenate([first, later])
