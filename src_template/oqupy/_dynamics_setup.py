@@ -17,7 +17,7 @@ from oqupy._mps import bucket
 from oqupy.control import Control
 from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor, TtiProcessTensor
 from oqupy.system import BaseSystem
-from oqupy.util import check_convert
+from oqupy._validation import finite_float, positive_float
 
 if BACKEND == "jax":
     import jax
@@ -130,9 +130,7 @@ def time_grid(
             raise NotImplementedError("Process tensors with an initial tensor are not supported.")
     dts = {pt.dt for pt in process_tensors if pt.dt is not None}
     if dt is not None:
-        dt = check_convert(dt, float, "dt")
-        if not math.isfinite(dt) or dt <= 0.0:
-            raise ValueError("Argument 'dt' must be positive.")
+        dt = positive_float(dt, "dt", finite=True)
         dts.add(dt)
     if len(dts) > 1 and not all(math.isclose(a, b, rel_tol=1e-12) for a in dts for b in dts):
         raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
@@ -147,7 +145,7 @@ def time_grid(
         if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)):
             raise TypeError("Argument 'num_steps' must be int.")
         if num_steps < 0:
-            raise ValueError("Argument 'num_steps' must be non-negative.")
+            raise ValueError(f"Argument 'num_steps' must be non-negative (got {num_steps}).")
         if lengths and num_steps > min(lengths):
             raise ValueError(
                 f"Argument 'num_steps' ({num_steps}) is longer than the shortest process tensor ({min(lengths)})."
@@ -254,7 +252,7 @@ def prepare(
         raise ValueError(
             "An initial state must be given (process tensors with an initial tensor are not supported)."
         )
-    start_time = check_convert(start_time, float, "start_time")
+    start_time = finite_float(start_time, "start_time")
     if control is not None and control.dimension != dimension:
         raise ValueError(
             f"Control of dimension {control.dimension} used with a system of dimension {dimension}."
