@@ -67,23 +67,31 @@ def check_system(system: Any) -> None:
 
 
 def check_run_window(
-    start_time: Any, end_time: Any, parameters: TempoParameters, ordered: bool = True, error: type = TypeError
+    start_time: Any,
+    end_time: Any,
+    parameters: TempoParameters,
+    ordered: bool = True,
+    error: type = TypeError,
+    min_steps: int = 0,
 ) -> Tuple[float, float]:
     """The time window of a TEMPO or PT-TEMPO run as finite floats, checked before any work starts.
 
     ``ValueError`` naming the argument for NaN or infinite times and, if ``ordered``, for ``end_time`` before
     ``start_time``; ``error`` (OQuPy's type at that entry point) for values that are not numbers.  A memory
-    cut-off longer than the run is a ``UserWarning`` (see :func:`warn_long_memory`).
+    cut-off longer than a run of at least ``min_steps`` steps is a ``UserWarning`` (see :func:`warn_long_memory`;
+    a shorter run is the caller's error).
     """
     if ordered:
         start, end = check_time_window(start_time, end_time, error)
     else:
         start, end = finite_float(start_time, "start_time", error), finite_float(end_time, "end_time", error)
-    warn_long_memory(parameters, num_steps_between(start, end, parameters.dt))
+    num_steps = num_steps_between(start, end, parameters.dt)
+    if num_steps >= min_steps:
+        warn_long_memory(parameters, num_steps, stacklevel=4)  # the warning points at the caller's caller
     return start, end
 
 
-def warn_long_memory(parameters: TempoParameters, num_steps: int) -> None:
+def warn_long_memory(parameters: TempoParameters, num_steps: int, stacklevel: int = 3) -> None:
     """``UserWarning`` if the memory cut-off of ``parameters`` is longer than a run of ``num_steps`` steps.
 
     OQuPy 0.5 accepts such a cut-off silently (the run keeps its full memory), so this stays a warning, not an
@@ -95,7 +103,7 @@ def warn_long_memory(parameters: TempoParameters, num_steps: int) -> None:
             f"The memory cut-off (tcut = {parameters.tcut}, dkmax = {dkmax}) is longer than the run "
             f"({num_steps} steps of dt = {parameters.dt}): the run keeps its full memory.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 

@@ -14,10 +14,10 @@ from oqupy import config
 from oqupy._boundary import array_namespace
 from oqupy._codegen import BACKEND
 from oqupy._mps import bucket
+from oqupy._validation import finite_float, positive_float
 from oqupy.control import Control
 from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor, TtiProcessTensor
 from oqupy.system import BaseSystem
-from oqupy._validation import finite_float, positive_float
 
 if BACKEND == "jax":
     import jax

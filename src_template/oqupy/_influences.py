@@ -12,14 +12,21 @@ import numpy as np
 
 from oqupy import config, operators
 from oqupy._checks import is_identity
-from oqupy._validation import first_nonfinite_step
 from oqupy._tempo_parameters import TempoParameters
+from oqupy._validation import first_nonfinite_step
 from oqupy.bath import Bath
 from oqupy.bath_correlations import BaseCorrelations
 
 __runs_on__ = "host"
 
-__all__ = ["Influences", "check_finite_coefficients", "eigenbasis_transforms", "influence_matrix", "line_influence", "self_influence"]
+__all__ = [
+    "Influences",
+    "check_finite_coefficients",
+    "eigenbasis_transforms",
+    "influence_matrix",
+    "line_influence",
+    "self_influence",
+]
 
 
 def eigenbasis_transforms(bath: Bath) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:

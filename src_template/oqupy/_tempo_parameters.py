@@ -107,7 +107,10 @@ class TempoParameters(BaseAPIClass):
         assert tcut is None or dkmax is None, "Only one of 'tcut', 'dkmax' should be specified."
         if tcut is not None:
             self._tcut: Optional[float] = positive_float(tcut, "tcut", allow_zero=True, finite=True)
-            self._dkmax: Optional[int] = int(math.ceil(round(self._tcut / self._dt, 10)))
+            steps = round(self._tcut / self._dt, 10)
+            if not math.isfinite(steps):
+                raise ValueError(f"Argument 'tcut' ({self._tcut}) is too long for 'dt' ({self._dt}).")
+            self._dkmax: Optional[int] = int(math.ceil(steps))
         elif dkmax is not None:
             if not isinstance(dkmax, int) or isinstance(dkmax, bool):
                 raise TypeError("Argument 'dkmax' must be int.")
@@ -355,7 +358,9 @@ def guess_tempo_parameters(
         "Argument 'system' must be 'None' or a oqupy.BaseSystem object."
     )
     tolerance = check_convert(tolerance, float, "tolerance")
-    assert 0.0 < tolerance < 1.0, f"Argument 'tolerance' must lie in the open interval (0, 1) (got {tolerance})."
+    assert 0.0 < tolerance < 1.0, (
+        f"Argument 'tolerance' must lie in the open interval (0, 1) (got {tolerance})."
+    )
     max_samples = check_convert(max_samples, int, "max_samples")
     assert max_samples > 0, "Argument 'max_samples' must be positive."
     warnings.warn(GUESS_WARNING_MSG, UserWarning)

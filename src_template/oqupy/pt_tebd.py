@@ -119,7 +119,9 @@ class PtTebdParameters(BaseAPIClass):
     @epsrel.setter
     def epsrel(self, new_epsrel: float) -> None:
         self._epsrel = _positive_float(new_epsrel, "epsrel")
-        assert self._epsrel < 1.0, f"Argument 'epsrel' must lie in the open interval (0, 1) (got {self._epsrel})."
+        assert self._epsrel < 1.0, (
+            f"Argument 'epsrel' must lie in the open interval (0, 1) (got {self._epsrel})."
+        )
 
     @epsrel.deleter
     def epsrel(self) -> None:

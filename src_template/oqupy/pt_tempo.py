@@ -104,7 +104,9 @@ class PtTempo(BaseAPIClass):
         )
         assert isinstance(unique, bool), "Argument 'unique' must be bool."
         # finite times (ValueError), before any work; start after end is OQuPy's AssertionError below
-        self._start_time, self._end_time = check_run_window(start_time, end_time, parameters, False, AssertionError)
+        self._start_time, self._end_time = check_run_window(
+            start_time, end_time, parameters, False, AssertionError, min_steps=2
+        )
         self._num_steps = num_steps_between(self._start_time, self._end_time, parameters.dt)
         assert self._num_steps >= 2, (
             f"PT-TEMPO needs at least two time steps between 'start_time' ({self._start_time}) and 'end_time' "

@@ -42,8 +42,8 @@ from oqupy._system_base import (
     vectorize_matrix_function,
     vectorize_scalar_function,
 )
-from oqupy._system_field import MeanFieldSystem, TimeDependentSystemWithField
 from oqupy._system_chain import SystemChain
+from oqupy._system_field import MeanFieldSystem, TimeDependentSystemWithField
 from oqupy._system_parameterized import ParameterizedSystem
 from oqupy.config import INTEGRATE_EPSREL, NpDtype
 from oqupy.util import check_convert

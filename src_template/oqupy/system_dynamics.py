@@ -33,8 +33,8 @@ from oqupy._dynamics_setup import (
 )
 from oqupy._field_dynamics import compute_dynamics_with_field
 from oqupy._loops import shard
-from oqupy._validation import first_nonfinite_step
 from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
+from oqupy._validation import first_nonfinite_step
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super

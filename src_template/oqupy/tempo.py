@@ -26,11 +26,11 @@ from oqupy._tempo_parameters import (
     max_time_dependent_frequency,
     num_steps_between,
 )
+from oqupy._validation import check_time_window, finite_float, first_nonfinite_step
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.dynamics import Dynamics
 from oqupy.system import BaseSystem
-from oqupy._validation import check_time_window, finite_float, first_nonfinite_step
 from oqupy.util import get_progress
 
 __runs_on__ = "device"
@@ -127,7 +127,9 @@ class Tempo(BaseAPIClass):
         """
         end_time = finite_float(end_time, "end_time")
         if end_time < self._start_time:
-            raise ValueError(f"Argument 'end_time' ({end_time}) must not be before 'start_time' ({self._start_time}).")
+            raise ValueError(
+                f"Argument 'end_time' ({end_time}) must not be before 'start_time' ({self._start_time})."
+            )
         parameters, network = self._parameters, self._network
         target = num_steps_between(self._start_time, end_time, parameters.dt)
         if target <= network.step:

@@ -22,10 +22,10 @@ from typing import Optional
 import numpy as np
 
 from oqupy import config
-from oqupy._validation import as_float, finite_float
 from oqupy._influences import Influences, eigenbasis_transforms
 from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters
 from oqupy._uniform_influence import UniformInfluence, uniform_influence
+from oqupy._validation import as_float, finite_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.process_tensor import TtiProcessTensor
