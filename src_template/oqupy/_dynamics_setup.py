@@ -183,11 +183,7 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
     caps = pt.get_cap_tensors()[: num_steps + 1]
     if BACKEND == "jax":
         # stacked and sent to the device once per process tensor and length, not once per call
-        padded = pt._derived.get(num_steps)
-        if padded is None:
-            host = stack_padded(tensors, caps)
-            padded = PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps), {})
-            pt._derived[num_steps] = padded
+        padded = pt.derived(num_steps, lambda: on_device(stack_padded(tensors, caps)))
         return Environment(tensors, caps, transform_in, transform_out, padded=padded)
     else:
         return Environment(tensors, caps, transform_in, transform_out)
@@ -362,6 +358,10 @@ def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, O
 
 
 if BACKEND == "jax":
+
+    def on_device(host: PaddedEnvironment) -> PaddedEnvironment:
+        """``host``'s stacks on the default device, with an empty table of copies for other device sets."""
+        return PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps), {})
 
     def on_devices(padded: PaddedEnvironment, devices: Any) -> PaddedEnvironment:
         """``padded`` copied to every one of ``devices`` (default: all), for a batch sharded over them: each device
