@@ -131,7 +131,7 @@ class TempoParameters(BaseAPIClass):
         else:
             self._subdiv_limit = check_convert(subdiv_limit, int, "subdiv_limit")
             check_true(self._subdiv_limit >= 0, "Argument 'subdiv_limit' must be non-negative.")
-        self._liouvillian_epsrel = positive_float(liouvillian_epsrel, "liouvillian_epsrel")
+        self._liouvillian_epsrel = positive_float(liouvillian_epsrel, "liouvillian_epsrel", finite=True)
 
     def _str_items(self) -> list:
         return [

@@ -21,6 +21,7 @@ __all__ = [
     "check_isinstance",
     "check_time_window",
     "check_true",
+    "finite_complex",
     "finite_float",
     "first_nonfinite_step",
     "positive_float",
@@ -80,6 +81,18 @@ def finite_float(value: Any, name: str, error: type = TypeError) -> float:
     """``value`` as a finite float; ``ValueError`` naming the argument if it is NaN or infinite."""
     number = as_float(value, name, error)
     if not math.isfinite(number):
+        raise ValueError(f"Argument '{name}' must be a finite number (got {number}).")
+    return number
+
+
+def finite_complex(value: Any, name: str) -> complex:
+    """``value`` as a finite complex number; ``TypeError`` if it is not a number, ``ValueError`` naming the argument
+    if it is NaN or infinite."""
+    try:
+        number = complex(value)
+    except Exception as err:
+        raise TypeError(f"Argument '{name}' must be complex.") from err
+    if not (math.isfinite(number.real) and math.isfinite(number.imag)):
         raise ValueError(f"Argument '{name}' must be a finite number (got {number}).")
     return number
 

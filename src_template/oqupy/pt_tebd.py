@@ -48,7 +48,7 @@ __all__ = ["PtTebdParameters", "PtTebd"]
 
 def _positive_float(value: Any, name: str) -> float:
     number = as_float(value, name, AssertionError, f"Argument '{name}' must be a float.")
-    assert number > 0.0, f"Argument '{name}' must be bigger than 0."
+    assert 0.0 < number < float("inf"), f"Argument '{name}' must be bigger than 0 and finite (got {number})."
     return number
 
 

@@ -239,3 +239,25 @@ def test_power_law_accepts_exactly_the_physical_floats(oq, alpha, zeta, cutoff, 
         return
     assert alpha >= 0 and zeta > 0 and cutoff > 0 and 0 <= temperature < INF
     assert math.isfinite(float(sd.spectral_density(0.5 * cutoff)))
+
+
+def test_the_other_entry_points_with_a_time_refuse_nan_and_backwards_times(oq):
+    """Found by the survey: mean-field TEMPO, bath dynamics, the initial field, PT-TEBD's time step."""
+    op = oq.operators
+    _, bath, rho = spin_boson(oq)
+    system = oq.TimeDependentSystemWithField(lambda t, field: 0.5 * op.sigma("x") + 0 * field)
+    mean_field = oq.MeanFieldSystem([system], field_eom=lambda t, states, field: 0j)
+    with pytest.raises(ValueError, match="'end_time' must be a finite number"):
+        oq.MeanFieldTempo(mean_field, [bath], params(oq, dkmax=2), [rho], 0j, 0.0).compute(NAN)
+    with pytest.raises(ValueError, match="'end_time'.*'start_time'"):
+        oq.MeanFieldTempo(mean_field, [bath], params(oq, dkmax=2), [rho], 0j, 1.0).compute(0.5)
+    with pytest.raises(ValueError, match="'initial_field' must be a finite number"):
+        oq.MeanFieldTempo(mean_field, [bath], params(oq, dkmax=2), [rho], complex(NAN, 0), 0.0)
+    pt = oq.pt_tempo_compute(bath, 0.0, 0.3, params(oq, dkmax=2), progress_type="silent")
+    with pytest.raises(ValueError, match="'initial_field' must be a finite number"):
+        oq.compute_dynamics_with_field(mean_field, complex(0, INF), [pt], initial_state_list=[rho])
+    correlations = oq.TwoTimeBathCorrelations(oq.System(0.5 * op.sigma("x")), bath, pt, initial_state=rho)
+    with pytest.raises(ValueError, match="'final_time' must be a finite number"):
+        correlations.generate_system_correlations(NAN)
+    with pytest.raises(AssertionError, match="'dt' must be bigger than 0 and finite"):
+        oq.PtTebdParameters(dt=INF)
