@@ -310,9 +310,9 @@ class TimeDependentSystem(BaseSystem):
         # a Liouvillian that is NaN or infinite at some time gives NaN propagators from that half step on, so
         # that the caller can compute the steps before it and name the time (``expm`` refuses non-finite input)
         finite = np.isfinite(exponents).all(axis=(1, 2))
-        props = np.full((2 * num_steps, dim, dim), np.nan, dtype=NpDtype)
-        props[finite] = scipy.linalg.expm(exponents[finite])
-        props = props.reshape(num_steps, 2, dim, dim)
+        flat = np.full((2 * num_steps, dim, dim), np.nan, dtype=NpDtype)
+        flat[finite] = scipy.linalg.expm(exponents[finite])
+        props = flat.reshape(num_steps, 2, dim, dim)
         return np.ascontiguousarray(props[:, 0]), np.ascontiguousarray(props[:, 1])
 
     @property
