@@ -8,9 +8,8 @@ Measures, in one process, packages interleaved, BLAS/OpenMP threads pinned (``--
 
 0. ``svd n``: one complex128 SVD of an (n x n) matrix, ``jnp.linalg.svd`` (jitted, on the default device) against
    ``numpy.linalg.svd`` on the host: the factorisation that every item below is made of;
-1. ``chi_sweep``: one PT-TEMPO step (:func:`oqupy._steps.pt_step`) on open legs of bond ``chi`` (64 ... 512), the
-   zip-up and sweep of ``--legs`` legs: the SVDs of (4 chi x 4 chi) matrices that dominate large builds.  Both
-   packages get the same legs, of exactly ``chi`` (no padding: ``capacity = chi`` in oqupy_jax);
+1. (``chi_sweep``, one whole-step PT-TEMPO kernel on legs of bond ``chi``, was removed with that kernel: ``PtTempo``
+   never used it; items 2 and 4 time the real ``PtTempo`` path);
 2. ``pt_162``: a PT-TEMPO build in the regime of OQuPy issue #162 (weak coupling alpha = 0.01, tight epsrel, so
    large bonds);
 3. ``batch_N``: ``compute_dynamics_batch`` of N = 256 ... 4096 Hamiltonians through that process tensor (a loop
@@ -38,9 +37,6 @@ THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 FULL = {
     "svds": (256, 512, 1024, 2048),
     "numpy_max_svd": 1024,
-    "chis": (64, 128, 256, 512),
-    "numpy_max_chi": 512,
-    "legs": 4,
     "pt": dict(alpha=0.01, epsrel=1e-9, dt=0.05, dkmax=30, steps=40),
     "batches": (256, 1024, 4096, 16384),
     "numpy_max_batch": 4096,
@@ -51,9 +47,6 @@ FULL = {
 QUICK = {
     "svds": (8, 16),
     "numpy_max_svd": 16,
-    "chis": (8, 16),
-    "numpy_max_chi": 16,
-    "legs": 3,
     "pt": dict(alpha=0.01, epsrel=1e-6, dt=0.1, dkmax=4, steps=6),
     "batches": (4, 16),
     "numpy_max_batch": 4,
@@ -100,22 +93,6 @@ def _block(value):
     import jax
 
     return jax.block_until_ready(value)
-
-
-def _random_legs(pkg, chi: int, count: int, seed: int):
-    """A ring of ``count + 1`` open legs of bond ``chi`` with decaying weights (the same numbers for both)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    decay = np.exp(-np.arange(chi) * 8.0 / chi)
-    legs = []
-    for _ in range(count + 1):
-        leg = rng.normal(size=(chi, 4, chi)) + 1j * rng.normal(size=(chi, 4, chi))
-        legs.append(leg * decay[:, None, None] * decay[None, None, :])
-    legs[-1][:, :, 1:] = 0.0  # the farthest open leg ends the chain: a right bond of dimension 1
-    if pkg.__name__ == "oqupy_jax":
-        return np.stack(legs)
-    return legs[:-1] + [legs[-1][:, :, :1]]
 
 
 def svd_time(pkg, n: int) -> dict:
@@ -183,34 +160,6 @@ def batched_svd_time(pkg, n: int, count: int = 8) -> dict:
     """``count`` independent complex SVDs of (n x n) as one batched call (NumPy: its stacked ``svd``)."""
     xp = _array_module(pkg)
     return {**_timed(pkg, lambda m: xp.linalg.svd(m, full_matrices=False), _decaying(n, count)), "bond": n}
-
-
-def chi_step(pkg, chi: int, count: int) -> dict:
-    """One PT-TEMPO step on legs of bond ``chi``; cold (with compilation) and warm seconds."""
-    import numpy as np
-
-    phases = np.exp(0.3j * np.arange(16.0)).reshape(4, 4)
-    lines = np.stack([(0.9 + 0.01 * k) * phases for k in range(count)])
-    operators = pkg._steps.PtOperators(
-        lines,
-        np.eye(4) + 0j,
-        np.eye(4) + 0j,
-        np.ones(4) + 0.1j,
-    )
-    times, largest = [], 0
-    for repeat in range(2):
-        legs = _random_legs(pkg, chi, count, seed=repeat)
-        if pkg.__name__ == "oqupy_jax":
-            import jax.numpy as jnp
-
-            legs = _block(jnp.asarray(legs))
-        start = time.perf_counter()
-        result = pkg._steps.pt_step(legs, 0, 10 * count, lines[-1], operators, 1e-8, chi)
-        if pkg.__name__ == "oqupy_jax":
-            _block(result)
-        times.append(time.perf_counter() - start)
-        largest = int(np.asarray(result[3]))
-    return {"cold_s": times[0], "warm_s": times[1], "bond": largest}
 
 
 def pt_build(pkg, alpha: float, epsrel: float, dt: float, dkmax: int, steps: int, runs: int = 2) -> tuple:
@@ -286,8 +235,8 @@ def main(argv=None) -> int:
     parser.add_argument("--table", default=None, help="file the table is written to after every item")
     parser.add_argument(
         "--items",
-        default="svd,chi,pt,batch,factor,large",
-        help="comma-separated groups to run (svd, chi, pt, batch, large, factor); without pt, batch goes through a "
+        default="svd,pt,batch,factor,large",
+        help="comma-separated groups to run (svd, pt, batch, large, factor); without pt, batch goes through a "
         "process tensor built by oqupy_numpy and read by each package from a file (untimed)",
     )
     args = parser.parse_args(argv)
@@ -327,10 +276,6 @@ def main(argv=None) -> int:
         for pkg in packages:
             if pkg.__name__ == "oqupy_jax" or n <= sizes["numpy_max_svd"]:
                 run(f"svd {n}", pkg, svd_time, n)
-    for chi in sizes["chis"] if "chi" in items else ():
-        for pkg in packages:
-            if pkg.__name__ == "oqupy_jax" or chi <= sizes["numpy_max_chi"]:
-                run(f"chi_sweep {chi}", pkg, chi_step, chi, sizes["legs"])
     tensors = {}
     for pkg in packages if "pt" in items else ():
         returned = run("pt_162", pkg, pt_build, **sizes["pt"])

@@ -82,7 +82,6 @@ KERNEL_ARGUMENTS = {
     ),
     "oqupy_jax._mps.kept_rank": lambda: ((np.array([3.0, 2.0, 2.0 * (1 - 1e-12), 1e-9]), 1e-6), {}),
     "oqupy_jax._steps.tempo_step": lambda: _tempo_step_arguments(ojax, 8),
-    "oqupy_jax._steps.pt_step": lambda: _pt_step_arguments(ojax, 8),
     "oqupy_jax._chain_mps.apply_site_operator": lambda: (
         (np.ones((2, 4, 3, 5)), np.arange(16.0).reshape(4, 4)),
         {},
@@ -135,7 +134,6 @@ KERNEL_ARGUMENTS = {
 #: Kernels whose NumPy form takes exact shapes (lists, no padding): its arguments, and the outputs compared.
 NUMPY_FORMS = {
     "oqupy_jax._steps.tempo_step": (lambda: _tempo_step_arguments(onp, onp._steps.UNBOUNDED), (2, 3, 4)),
-    "oqupy_jax._steps.pt_step": (lambda: _pt_step_arguments(onp, onp._steps.UNBOUNDED), (2, 3)),
     # the new middle weights and the three ranks (the tensors hold SVD phases, which LAPACK builds may choose apart)
     "oqupy_jax._chain_mps.apply_nn_gate": (lambda: _nn_gate_arguments((onp._steps.UNBOUNDED,) * 3), (1, 3)),
 }
@@ -171,13 +169,6 @@ def _tempo_step_arguments(pkg, capacity):
         rotation.T[None],
     )
     return (sites, current, 0, 0, np.ones((4, 4)) + 0j, operators, 1e-6), {"capacity": capacity}
-
-
-def _pt_step_arguments(pkg, capacity):
-    """Step 0 of a spin-1/2 PT-TEMPO run of six steps with a memory of two steps."""
-    legs = pkg._steps.legs_ring(3, capacity, 4)
-    operators = pkg._steps.PtOperators(_influence_lines(), np.eye(4) + 0j, np.eye(4) + 0j, np.ones(4) + 0.1j)
-    return (legs, 0, 5, np.ones((4, 4)) + 0j, operators, 1e-6), {"capacity": capacity}
 
 
 # kernels whose outputs are defined only up to a gauge: compared through what the gauge leaves unchanged

@@ -123,6 +123,7 @@ from oqupy.bath_dynamics import TwoTimeBathCorrelations
 from oqupy.control import ChainControl, Control
 from oqupy.dynamics import Dynamics, MeanFieldDynamics
 from oqupy.gradient import compute_gradient_and_dynamics, state_gradient
+from oqupy.mps_mpo import AugmentedMPS
 from oqupy.process_tensor import (
     FileProcessTensor,
     SimpleProcessTensor,
@@ -130,7 +131,6 @@ from oqupy.process_tensor import (
     TtiProcessTensor,
     import_process_tensor,
 )
-from oqupy.mps_mpo import AugmentedMPS
 from oqupy.pt_tebd import PtTebd, PtTebdParameters
 from oqupy.pt_tempo import PtTempo, pt_tempo_compute
 from oqupy.stationary import (

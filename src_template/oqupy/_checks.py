@@ -3,18 +3,28 @@
 Host code: plain NumPy in both packages; each check returns a NumPy value or raises.
 """
 
-from typing import Any
+import warnings
+from typing import Any, Tuple
 
 import numpy as np
 
 from oqupy import config
-from oqupy._tempo_parameters import TempoParameters
+from oqupy._tempo_parameters import TempoParameters, num_steps_between
+from oqupy._validation import check_time_window, finite_float
 from oqupy.bath import Bath
 from oqupy.system import ParameterizedSystem, System, TimeDependentSystem
 
 __runs_on__ = "host"
 
-__all__ = ["check_initial_state", "check_system", "check_system_and_bath", "float_time", "is_identity"]
+__all__ = [
+    "check_initial_state",
+    "check_run_window",
+    "check_system",
+    "check_system_and_bath",
+    "is_identity",
+    "nonfinite_system_error",
+    "warn_long_memory",
+]
 
 
 def check_initial_state(initial_state: Any, dimension: int) -> np.ndarray:
@@ -56,12 +66,61 @@ def check_system(system: Any) -> None:
         raise TypeError("Argument 'system' must be a System, TimeDependentSystem or ParameterizedSystem.")
 
 
-def float_time(value: Any, name: str) -> float:
-    """``value`` as a float; ``AssertionError`` (OQuPy's type for PT-TEMPO's times) if it is not one."""
-    try:
-        return float(value)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"Argument '{name}' must be float.") from err
+def check_run_window(
+    start_time: Any,
+    end_time: Any,
+    parameters: TempoParameters,
+    ordered: bool = True,
+    error: type = TypeError,
+    min_steps: int = 0,
+) -> Tuple[float, float]:
+    """The time window of a TEMPO or PT-TEMPO run as finite floats, checked before any work starts.
+
+    ``ValueError`` naming the argument for NaN or infinite times and, if ``ordered``, for ``end_time`` before
+    ``start_time``; ``error`` (OQuPy's type at that entry point) for values that are not numbers.  A memory
+    cut-off longer than a run of at least ``min_steps`` steps is a ``UserWarning`` (see :func:`warn_long_memory`;
+    a shorter run is the caller's error).
+    """
+    if ordered:
+        start, end = check_time_window(start_time, end_time, error)
+    else:
+        start, end = finite_float(start_time, "start_time", error), finite_float(end_time, "end_time", error)
+    num_steps = num_steps_between(start, end, parameters.dt)
+    if num_steps >= min_steps:
+        warn_long_memory(parameters, num_steps, stacklevel=4)  # the warning points at the caller's caller
+    return start, end
+
+
+def warn_long_memory(parameters: TempoParameters, num_steps: int, stacklevel: int = 3) -> None:
+    """``UserWarning`` if the memory cut-off of ``parameters`` is longer than a run of ``num_steps`` steps.
+
+    OQuPy 0.5 accepts such a cut-off silently (the run keeps its full memory), so this stays a warning, not an
+    error: the result is right, but a cut-off chosen for another, longer run is likely a mistake.
+    """
+    dkmax = parameters.dkmax
+    if dkmax is not None and num_steps >= 0 and dkmax > num_steps:
+        warnings.warn(
+            f"The memory cut-off (tcut = {parameters.tcut}, dkmax = {dkmax}) is longer than the run "
+            f"({num_steps} steps of dt = {parameters.dt}): the run keeps its full memory.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def nonfinite_system_error(time: float, dt: float, dynamics: Any) -> ValueError:
+    """The ``ValueError`` of a run whose system propagators are NaN or infinite from the step at ``time`` on.
+
+    The states computed before that step are kept: in the caller's object (``Tempo.get_dynamics()``) and in the
+    error's ``dynamics`` attribute, for the shortcut functions whose object the caller never sees.
+    """
+    error = ValueError(
+        f"The system's propagator of the step from t = {time:.10g} to t = {time + dt:.10g} is not finite: its "
+        f"Hamiltonian or Lindblad terms ('system') are NaN or infinite in that step. The dynamics up to "
+        f"t = {time:.10g} are kept "
+        "(the error's 'dynamics' attribute)."
+    )
+    error.dynamics = dynamics  # type: ignore[attr-defined]
+    return error
 
 
 def is_identity(matrix: np.ndarray) -> bool:

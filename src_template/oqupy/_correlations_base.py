@@ -102,7 +102,7 @@ class BaseCorrelations(BaseAPIClass):
         r"""The 2-D correlation integrals of all TEMPO step distances ``0 ... dkmax``.
 
         ``eta[0]`` is the upper-triangle integral with ``time_1 = 0``, ``delta = dt`` and ``eta[k]``
-        (``k >= 1``) the square integral with ``time_1 = k dt``, ``delta = dt`` (``algorithms.md`` §5).
+        (``k >= 1``) the square integral with ``time_1 = k dt``, ``delta = dt`` (``docs/algorithms.md``, "Bath correlations and the influence functional").
         This generic version calls ``correlation_2d_integral`` once per ``k``; ``CustomSD`` computes
         all of them from one vector of :math:`\eta` values.
 

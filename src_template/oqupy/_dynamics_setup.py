@@ -14,10 +14,10 @@ from oqupy import config
 from oqupy._boundary import array_namespace
 from oqupy._codegen import BACKEND
 from oqupy._mps import bucket
+from oqupy._validation import finite_float, positive_float
 from oqupy.control import Control
 from oqupy.process_tensor import BaseProcessTensor, TrivialProcessTensor, TtiProcessTensor
 from oqupy.system import BaseSystem
-from oqupy.util import check_convert
 
 if BACKEND == "jax":
     import jax
@@ -130,9 +130,7 @@ def time_grid(
             raise NotImplementedError("Process tensors with an initial tensor are not supported.")
     dts = {pt.dt for pt in process_tensors if pt.dt is not None}
     if dt is not None:
-        dt = check_convert(dt, float, "dt")
-        if not math.isfinite(dt) or dt <= 0.0:
-            raise ValueError("Argument 'dt' must be positive.")
+        dt = positive_float(dt, "dt", finite=True)
         dts.add(dt)
     if len(dts) > 1 and not all(math.isclose(a, b, rel_tol=1e-12) for a in dts for b in dts):
         raise ValueError(f"Process tensors and 'dt' disagree on the time step: {sorted(dts)}.")
@@ -147,7 +145,7 @@ def time_grid(
         if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)):
             raise TypeError("Argument 'num_steps' must be int.")
         if num_steps < 0:
-            raise ValueError("Argument 'num_steps' must be non-negative.")
+            raise ValueError(f"Argument 'num_steps' must be non-negative (got {num_steps}).")
         if lengths and num_steps > min(lengths):
             raise ValueError(
                 f"Argument 'num_steps' ({num_steps}) is longer than the shortest process tensor ({min(lengths)})."
@@ -185,11 +183,7 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
     caps = pt.get_cap_tensors()[: num_steps + 1]
     if BACKEND == "jax":
         # stacked and sent to the device once per process tensor and length, not once per call
-        padded = pt._derived.get(num_steps)
-        if padded is None:
-            host = stack_padded(tensors, caps)
-            padded = PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps), {})
-            pt._derived[num_steps] = padded
+        padded = pt.derived(num_steps, lambda: on_device(stack_padded(tensors, caps)))
         return Environment(tensors, caps, transform_in, transform_out, padded=padded)
     else:
         return Environment(tensors, caps, transform_in, transform_out)
@@ -254,7 +248,7 @@ def prepare(
         raise ValueError(
             "An initial state must be given (process tensors with an initial tensor are not supported)."
         )
-    start_time = check_convert(start_time, float, "start_time")
+    start_time = finite_float(start_time, "start_time")
     if control is not None and control.dimension != dimension:
         raise ValueError(
             f"Control of dimension {control.dimension} used with a system of dimension {dimension}."
@@ -364,6 +358,10 @@ def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, O
 
 
 if BACKEND == "jax":
+
+    def on_device(host: PaddedEnvironment) -> PaddedEnvironment:
+        """``host``'s stacks on the default device, with an empty table of copies for other device sets."""
+        return PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps), {})
 
     def on_devices(padded: PaddedEnvironment, devices: Any) -> PaddedEnvironment:
         """``padded`` copied to every one of ``devices`` (default: all), for a batch sharded over them: each device

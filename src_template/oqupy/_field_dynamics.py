@@ -21,8 +21,9 @@ from oqupy._dynamics_setup import Controls, prepare, process_tensor_list, step_m
 from oqupy._mean_field_tempo import heun_field
 from oqupy._propagation import Loop, Step, loop_inputs, propagate, read_out
 from oqupy._system_field import MeanFieldSystem
+from oqupy._validation import finite_complex
 from oqupy.dynamics import MeanFieldDynamics
-from oqupy.util import check_convert, get_progress
+from oqupy.util import get_progress
 
 __runs_on__ = "host"
 
@@ -91,7 +92,7 @@ def compute_dynamics_with_field(
     progress_type: str
         'silent', 'simple' or 'bar'.
     """
-    initial_field = check_convert(initial_field, complex, "initial_field")
+    initial_field = finite_complex(initial_field, "initial_field")
     assert isinstance(mean_field_system, MeanFieldSystem), (
         "Argument 'mean_field_system' must be an oqupy.MeanFieldSystem."
     )

@@ -38,6 +38,7 @@ import numpy as np
 
 from oqupy import _steps, config
 from oqupy._tempo_network import Ring, advance_ring
+from oqupy._validation import check_epsrel
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomSD
@@ -70,7 +71,7 @@ class GibbsParameters(BaseAPIClass):
     n_steps: int
         Number of imaginary-time steps from 0 to ``beta`` (> 1).
     epsrel: float
-        Relative SVD truncation tolerance (> 0), the criterion of :func:`oqupy._mps.truncation_rank`.
+        Relative SVD truncation tolerance in (0, 1), the criterion of :func:`oqupy._mps.truncation_rank`.
     """
 
     def __init__(
@@ -82,10 +83,8 @@ class GibbsParameters(BaseAPIClass):
             raise TypeError("Argument 'epsrel' must be float.")
         if n_steps <= 1:
             raise ValueError("Argument 'n_steps' must be greater than 1.")
-        if not epsrel > 0.0:
-            raise ValueError("Argument 'epsrel' must be positive.")
         self._n_steps: int = int(n_steps)
-        self._epsrel: float = float(epsrel)
+        self._epsrel: float = check_epsrel(epsrel)
         super().__init__(name, description)
 
     def _str_items(self) -> list:

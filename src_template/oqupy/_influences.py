@@ -13,12 +13,20 @@ import numpy as np
 from oqupy import config, operators
 from oqupy._checks import is_identity
 from oqupy._tempo_parameters import TempoParameters
+from oqupy._validation import first_nonfinite_step
 from oqupy.bath import Bath
 from oqupy.bath_correlations import BaseCorrelations
 
 __runs_on__ = "host"
 
-__all__ = ["Influences", "eigenbasis_transforms", "influence_matrix", "line_influence", "self_influence"]
+__all__ = [
+    "Influences",
+    "check_finite_coefficients",
+    "eigenbasis_transforms",
+    "influence_matrix",
+    "line_influence",
+    "self_influence",
+]
 
 
 def eigenbasis_transforms(bath: Bath) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
@@ -75,6 +83,19 @@ def influence_matrix(
     return line_influence(eta, comm[rows], acomm[rows], comm[columns])
 
 
+def check_finite_coefficients(eta: Any, dt: float, first: int = 0) -> None:
+    """``ValueError`` naming the bath if an influence coefficient (``eta[k]``: step distance ``first + k``) is NaN
+    or infinite: correlations that are not finite (a correlation function or spectral density that is NaN or
+    infinite somewhere, or whose integrals diverge) would otherwise give NaN dynamics or an obscure SVD error."""
+    bad = first_nonfinite_step(np.asarray(eta))
+    if bad is not None:
+        raise ValueError(
+            f"The correlations of argument 'bath' are not finite: the influence coefficient of step distance "
+            f"{first + bad} (dt = {dt}) is {np.asarray(eta)[bad]}. Check its correlation function or spectral "
+            "density (NaN, infinite or divergent integrals)."
+        )
+
+
 class Influences:
     """All influence data of one run, computed on the host once (extended when the memory grows)."""
 
@@ -111,6 +132,7 @@ class Influences:
         eta = self.correlations.influence_coefficients(
             self.parameters.dt, max(memory, 1), subdiv_limit=self.limit
         )
+        check_finite_coefficients(eta, self.parameters.dt)
         self.self_influence = self_influence(eta[0], self.comm, self.acomm)
         self.stack = self._matrix(eta[1:])
 
@@ -125,6 +147,7 @@ class Influences:
             key = round(tail, 12)
             if key not in self.tails:
                 eta = self.correlations.tail_coefficient(dt, dkmax, tail, subdiv_limit=self.limit)
+                check_finite_coefficients(np.atleast_1d(eta), dt, dkmax)
                 self.tails[key] = self._matrix(eta)
             return self.tails[key]
         return self.stack[dk - 1]

@@ -23,10 +23,11 @@ from oqupy._checks import check_initial_state
 from oqupy._system_field import MeanFieldSystem
 from oqupy._tempo_network import TempoNetwork
 from oqupy._tempo_parameters import TempoParameters, num_steps_between
+from oqupy._validation import finite_complex, finite_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.dynamics import MeanFieldDynamics
-from oqupy.util import check_convert, get_progress
+from oqupy.util import get_progress
 
 __runs_on__ = "host"
 
@@ -110,8 +111,8 @@ class MeanFieldTempo(BaseAPIClass):
             states.append(check_initial_state(state, system.dimension))
         self._mean_field_system = mean_field_system
         self._parameters = parameters
-        self._initial_field = check_convert(initial_field, complex, "initial_field")
-        self._start_time = check_convert(start_time, float, "start_time")
+        self._initial_field = finite_complex(initial_field, "initial_field")
+        self._start_time = finite_float(start_time, "start_time")
         self._backend_config = backend_config
         self._propagators = [
             system.get_propagators(
@@ -139,7 +140,11 @@ class MeanFieldTempo(BaseAPIClass):
 
     def compute(self, end_time: float, progress_type: Optional[str] = None) -> MeanFieldDynamics:
         """Propagate up to ``end_time`` (continuing a previous computation) and return the dynamics."""
-        end_time = check_convert(end_time, float, "end_time")
+        end_time = finite_float(end_time, "end_time")
+        if end_time < self._start_time:
+            raise ValueError(
+                f"Argument 'end_time' ({end_time}) must not be before 'start_time' ({self._start_time})."
+            )
         dt = self._parameters.dt
         target = num_steps_between(self._start_time, end_time, dt)
         if target <= self._step:

@@ -6,7 +6,7 @@ holds the HDF5 one.  Everything here is NumPy in every generated package.
 """
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -104,6 +104,13 @@ class BaseProcessTensor(BaseAPIClass):
         # what dynamics derived from the tensors, kept while they are unchanged (``oqupy_jax``: the tensors and
         # caps of the first n steps stacked, padded and on the device, under key n; see ``_dynamics_setup``)
         self._derived: Dict[int, Any] = {}
+
+    def derived(self, key: int, make: Callable[[], Any]) -> Any:
+        """What a computation derives from the tensors (``make()``), made on first use under ``key`` and kept until
+        a tensor changes (``oqupy_jax``'s dynamics: the first ``key`` steps stacked, padded and on the device)."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
 
     def _tensors_changed(self) -> None:
         """Forget what was derived from the tensors; every writer calls this."""

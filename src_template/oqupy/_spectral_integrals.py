@@ -114,7 +114,8 @@ def spectral_density_function(density: SpectralDensity) -> Callable[[float], flo
 
 
 def probe_spectral_density(density: SpectralDensity) -> None:
-    """``AssertionError`` unless ``J`` is a finite float at a few frequencies up to the cutoff."""
+    """``AssertionError`` unless ``J`` is a finite float at a few frequencies up to the cutoff; ``ValueError`` if it
+    is negative there."""
     spectral_density = spectral_density_function(density)
     cutoff = density.cutoff
     for omega in (0.1 * cutoff, 0.5 * cutoff, (1.0 - 2**-20) * cutoff):
@@ -125,6 +126,11 @@ def probe_spectral_density(density: SpectralDensity) -> None:
                 f"Spectral density must be vectorizable and must return float (failed at omega={omega})."
             ) from err
         assert math.isfinite(value), f"Spectral density must return finite floats (J({omega}) = {value})."
+        if value < 0.0:
+            raise ValueError(
+                f"Spectral density must be non-negative (J({omega}) = {value}): a bath's J(omega) >= 0 for "
+                "omega > 0; couple with the opposite sign instead."
+            )
 
 
 def thermal_factor(temperature: float) -> Callable[[float], float]:

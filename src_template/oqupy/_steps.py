@@ -1,4 +1,7 @@
-"""Whole TEMPO and PT-TEMPO steps as single kernels: zip-up, sweep, truncation and read-out in one call.
+"""Whole TEMPO steps as single kernels: zip-up, sweep, truncation and read-out in one call.
+
+(A PT-TEMPO step of the same form was removed: on a CPU it lost to ``PtTempo``'s per-split path, which is the
+one benchmarked; see ``docs/benchmarks.md``.)
 
 A step is written once with the loop primitives of :mod:`oqupy._loops` over a *ring* of tensors: the tensor of
 time ``t`` lives in slot ``t % len(ring)``, so no tensor ever moves and the growth phase (fewer past times than
@@ -24,14 +27,12 @@ from oqupy._codegen import BACKEND, kernel
 from oqupy._loops import cond, fori_loop, replace, trimmed
 from oqupy._mps import (
     absorb,
-    close_leg,
     close_line,
     new_sites,
     split_capped,
     stored,
     sum_site,
     unit,
-    zip_leg,
     zip_site,
 )
 
@@ -40,13 +41,11 @@ __runs_on__ = "device"
 __all__ = [
     "BOND_SIZES",
     "CAPACITIES",
-    "PtOperators",
     "TempoOperators",
+    "TempoStep",
     "UNBOUNDED",
     "capacity_for",
     "initial_capacity",
-    "legs_ring",
-    "pt_step",
     "resize_ring",
     "sizes_within",
     "steps_bucket",
@@ -234,6 +233,16 @@ def _second(old: Any, new: Any) -> Any:
     return new
 
 
+class TempoStep(NamedTuple):
+    """What one :func:`tempo_step` returns."""
+
+    sites: Any  # the new ring of past sites
+    current: np.ndarray  # the new current site
+    state: np.ndarray  # the density matrix of the new time
+    rank: np.ndarray  # the largest rank kept by the sweep and the newest split
+    needed: np.ndarray  # the largest rank the zip-up needed (above ``capacity``: the bonds overflowed)
+
+
 @kernel(static=("capacity",), donate=("sites", "current"))
 def tempo_step(
     sites: Any,
@@ -244,7 +253,7 @@ def tempo_step(
     operators: TempoOperators,
     epsrel: float,
     capacity: int,
-) -> Tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> TempoStep:
     """One TEMPO step ``step -> step + 1``: zip-up, new sites, sweep, memory cut-off and read-out.
 
     ``sites`` is the ring of the past sites (``len(sites) = K + 1`` slots for a memory of ``K`` steps; the
@@ -280,131 +289,4 @@ def tempo_step(
     dim = round(current.shape[1] ** 0.5)
     state = (vector @ right).reshape(dim, dim)
     sites, current = cond(needed > capacity, _first, _second, (sites, current), (new, right))
-    return sites, current, state, np.maximum(top, rank), needed
-
-
-class PtOperators(NamedTuple):
-    """The constant tensors of one PT-TEMPO run (device-resident in ``oqupy_jax``)."""
-
-    lines: np.ndarray  # influences of step distances 1 ... K, lines[dk - 1][north, west]
-    west: np.ndarray  # west class projectors west[w, a]
-    north: np.ndarray  # north class projectors north[c, a]
-    self_influence: np.ndarray  # I0[a]
-
-
-def _ones_leg(bond: int, line: int) -> np.ndarray:
-    """The open leg of a time no line has reached yet: ``leg[0, w, 0] = 1`` (bonds of dimension 1, padded)."""
-    return np.einsum("l,w,r->lwr", unit(bond), np.ones(line, dtype=np.complex128), unit(bond))
-
-
-def legs_ring(slots: int, capacity: int, line: int) -> Any:
-    """A ring of ``slots`` open legs, each a ones leg (stacked and padded to ``capacity`` in ``oqupy_jax``)."""
-    leg = _ones_leg(stored(1, capacity), line)
-    if BACKEND == "jax":
-        return np.broadcast_to(leg, (slots,) + leg.shape)
-    else:
-        return [leg] * slots
-
-
-def _zip_legs(
-    legs: Any, carry: np.ndarray, lines: np.ndarray, step: Any, count: Any, epsrel: float, capacity: int
-) -> Tuple[Any, np.ndarray, np.ndarray]:
-    """PT-TEMPO, right to left: the line of time ``step`` through the legs of ``step + count ... step + 1``."""
-    ring = len(legs)
-    line = lines.shape[2]
-
-    def zip_split(
-        carry: np.ndarray, leg: np.ndarray, influence: np.ndarray
-    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        weights, leg_new, rank = split_capped(zip_leg(carry, leg, influence), epsrel, capacity, True)
-        return (
-            leg_new.reshape(leg_new.shape[0], line, carry.shape[2]),
-            weights.reshape(leg.shape[0], carry.shape[1], leg_new.shape[0]),
-            rank,
-        )
-
-    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
-        legs, carry, needed = state
-        lag = count - index
-        slot = (step + lag) % ring
-        leg, carry, rank = trimmed(
-            zip_split, sizes_within(capacity), ((0, 2), (0, 2), ()), carry, legs[slot], lines[lag - 1]
-        )
-        return replace(legs, slot, leg), carry, np.maximum(needed, rank)
-
-    return fori_loop(0, count, body, (legs, carry, np.array(1)))
-
-
-def _sweep_legs(
-    site: np.ndarray, legs: Any, step: Any, count: Any, epsrel: float, capacity: int
-) -> Tuple[np.ndarray, Any, np.ndarray]:
-    """PT-TEMPO, left to right: the finished site and the legs ``step + 1 ... step + count`` made left-canonical
-    (each bond truncated once, in canonical form); the last leg keeps the remainder."""
-    ring = len(legs)
-    sizes = sizes_within(capacity)
-
-    def first_split(site: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        left, paths, right = site.shape
-        isometry, weights, rank = split_capped(site.reshape(left * paths, right), epsrel, capacity, False)
-        return isometry.reshape(left, paths, isometry.shape[1]), weights, rank
-
-    def absorb_split(weights: np.ndarray, leg: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        leg = absorb(weights, leg)
-        left, classes, right = leg.shape
-        isometry, weights, rank = split_capped(leg.reshape(left * classes, right), epsrel, capacity, False)
-        return isometry.reshape(left, classes, isometry.shape[1]), weights, rank
-
-    site, weights, top = trimmed(first_split, sizes, ((0, 2),), site)
-
-    def body(index: Any, state: Tuple[Any, np.ndarray, np.ndarray]) -> Tuple[Any, np.ndarray, np.ndarray]:
-        legs, weights, top = state
-        slot = (step + 1 + index) % ring
-        leg, weights, rank = trimmed(absorb_split, sizes, ((0, 1), (0, 2)), weights, legs[slot])
-        return replace(legs, slot, leg), weights, np.maximum(top, rank)
-
-    legs, weights, top = fori_loop(0, count - 1, body, (legs, weights, top))
-    last = (step + count) % ring
-    return site, replace(legs, last, absorb(weights, legs[last])), top
-
-
-def _unsplit(site: np.ndarray, legs: Any) -> Tuple[np.ndarray, Any, np.ndarray]:
-    """The last step of a process tensor: no legs are left, the site is kept as it is."""
-    return site, legs, np.array(1)
-
-
-@kernel(static=("capacity",), donate=("legs",))
-def pt_step(
-    legs: Any,
-    step: Any,
-    final: Any,
-    oldest_line: np.ndarray,
-    operators: PtOperators,
-    epsrel: float,
-    capacity: int,
-) -> Tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
-    """One PT-TEMPO step: finish the site of time ``step`` (the last time of the process tensor is ``final``).
-
-    ``legs`` is the ring of open legs (``K + 1`` slots for a memory of ``K`` steps: the leg of time ``t`` in slot
-    ``t % (K + 1)``), ``oldest_line`` the influence of distance ``K`` at this step (with the memory tail, if any).
-    Returns the new ring (the slot of ``step`` holds a fresh ones leg for time ``step + K + 1``), the finished
-    site ``site[l, a, r]``, the largest kept rank, and the largest zip-up rank (``oqupy_jax``: above
-    ``capacity`` the bonds overflowed and the ring is returned unchanged).
-    """
-    ring = len(legs)
-    memory = ring - 1
-    count = np.minimum(memory, final - step)
-    lines = replace(operators.lines, memory - 1, oldest_line)
-    bond = stored(1, capacity)
-    north = operators.north.shape[0]
-    carry = np.einsum("l,c,x->lcx", unit(bond), np.ones(north, dtype=np.complex128), unit(bond))
-    new, carry, needed = _zip_legs(legs, carry, lines, step, count, epsrel, capacity)
-    own = step % ring
-    site = close_leg(carry, new[own], operators.west, operators.north, operators.self_influence)
-
-    def sweep(site: np.ndarray, legs: Any) -> Tuple[np.ndarray, Any, np.ndarray]:
-        return _sweep_legs(site, legs, step, count, epsrel, capacity)
-
-    site, new, top = cond(count > 0, sweep, _unsplit, site, new)
-    new = replace(new, own, _ones_leg(bond, operators.west.shape[0]))
-    legs = cond(needed > capacity, _first, _second, legs, new)
-    return legs, site, np.maximum(top, needed), needed
+    return TempoStep(sites, current, state, np.maximum(top, rank), needed)

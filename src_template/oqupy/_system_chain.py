@@ -13,6 +13,7 @@ import numpy as np
 
 from oqupy import operators
 from oqupy._system_base import build_liouvillian, check_matrix
+from oqupy._validation import as_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import NpDtype
 
@@ -169,7 +170,4 @@ class SystemChain(BaseAPIClass):
 
 def _check_rate(gamma: Any) -> float:
     """A rate as a float (AssertionError if it is not a real number)."""
-    try:
-        return float(gamma)
-    except Exception as err:
-        raise AssertionError("Argument 'gamma' must be a real number.") from err
+    return as_float(gamma, "gamma", AssertionError, "Argument 'gamma' must be a real number.")

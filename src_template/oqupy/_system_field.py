@@ -21,6 +21,7 @@ import scipy.linalg
 from scipy import integrate
 
 from oqupy._system_base import BaseSystem, build_liouvillian, check_matrix, check_td_lindblad
+from oqupy._validation import as_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import INTEGRATE_EPSREL, NpDtype
 
@@ -31,13 +32,6 @@ __all__ = ["MeanFieldSystem", "TimeDependentSystemWithField"]
 PROBE_TIME = 1.0
 PROBE_FIELD = 1.0 + 1.0j
 """The time and field at which the callables of a field-dependent system are checked (as OQuPy does)."""
-
-
-def _as_float(value: Any, name: str) -> float:
-    try:
-        return float(value)
-    except Exception as err:
-        raise TypeError(f"Argument '{name}' must be float.") from err
 
 
 def _as_complex(value: Any, name: str) -> complex:
@@ -108,8 +102,8 @@ class TimeDependentSystemWithField(BaseSystem):
 
         Non-float times or non-complex field values raise ``TypeError``; ``t < t0`` raises ``AssertionError``.
         """
-        t0 = _as_float(t0, "t0")
-        t = _as_float(t, "t")
+        t0 = as_float(t0, "t0")
+        t = as_float(t, "t")
         assert t >= t0, "Argument 't' must equal or exceed 't0'."
         field = _as_complex(field, "field")
         field_derivative = _as_complex(field_derivative, "field_derivative")
@@ -148,8 +142,8 @@ class TimeDependentSystemWithField(BaseSystem):
         ``subdiv_limit=None`` samples L at ``t + dt/4`` and ``t + 3dt/4``; otherwise L is integrated over
         ``[t, t + dt/2]`` and ``[t + dt/2, t + dt]`` by ``quad_vec`` (``limit=subdiv_limit``, ``epsrel``).
         """
-        dt = _as_float(dt, "dt")
-        start_time = _as_float(start_time, "start_time")
+        dt = as_float(dt, "dt")
+        start_time = as_float(start_time, "start_time")
 
         def propagators(
             step: int, field: complex, field_derivative: complex

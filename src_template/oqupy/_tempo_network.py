@@ -97,6 +97,14 @@ class TempoNetwork:
     def advance(self, index: int, operators: _steps.TempoOperators) -> np.ndarray:
         """One step with the propagators ``index`` of ``operators``; returns the density matrix of the new step."""
         memory = len(self._sites) - 1
+        if memory == 0:
+            # dkmax = 0, the Markovian limit: no past site, each step feels only its own influence I0
+            # (the bond of the current site is trivial: its first row; oqupy_jax pads it to the capacity)
+            propagated = self._current[:1] @ operators.into[index].T
+            self._current = (propagated * operators.self_influence) @ operators.out_of[index].T
+            self.step += 1
+            dim = round(self._current.shape[1] ** 0.5)
+            return self._current.reshape(dim, dim)
         ring, state, top = advance_ring(
             Ring(self._sites, self._current, self._capacity),
             self.step,

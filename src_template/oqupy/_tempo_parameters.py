@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from oqupy import config
+from oqupy._validation import check_epsrel, positive_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.bath_correlations import BaseCorrelations
@@ -24,7 +25,6 @@ __all__ = [
     "guess_tempo_parameters",
     "max_time_dependent_frequency",
     "num_steps_between",
-    "positive_float",
 ]
 
 # The warnings of OQuPy 0.5, word for word (scripts may filter on them).
@@ -47,14 +47,6 @@ MAX_SYS_SAMPLES_MSG = (
 )
 
 
-def positive_float(value: Any, name: str, allow_zero: bool = False) -> float:
-    """``value`` as a float; ``ValueError`` naming the argument unless it is positive (or zero, if allowed)."""
-    number = check_convert(value, float, name)
-    if math.isnan(number) or number < 0.0 or (number == 0.0 and not allow_zero):
-        raise ValueError(f"Argument '{name}' must be {'non-negative' if allow_zero else 'positive'}.")
-    return number
-
-
 def num_steps_between(start_time: float, end_time: float, dt: float) -> int:
     """Number of whole steps of length ``dt`` in ``[start_time, end_time]``, robust to rounding (0.3/0.1 = 3)."""
     ratio = (end_time - start_time) / dt
@@ -70,13 +62,16 @@ class TempoParameters(BaseAPIClass):
     Parameters
     ----------
     dt: float
-        Time step (> 0).
+        Time step (> 0, finite).
     epsrel: float
-        Relative SVD truncation tolerance (> 0).
+        Relative SVD truncation tolerance, in the open interval (0, 1).
     tcut: float
-        Memory cut-off time (>= 0); ``dkmax = ceil(tcut / dt)``.  Give at most one of ``tcut`` and ``dkmax``.
+        Memory cut-off time (>= 0, finite); ``dkmax = ceil(tcut / dt)``.  Give at most one of ``tcut`` and
+        ``dkmax``.  A cut-off longer than a run is the full memory of that run (``tempo_compute`` and ``PtTempo``
+        warn, as the value is likely a mistake).
     dkmax: int
-        Memory cut-off in steps (>= 0).  Neither: full memory.
+        Memory cut-off in steps (>= 0; 0 is the Markovian limit: each step feels only its own influence).
+        Neither: full memory.
     add_correlation_time: float
         Correlations beyond the cut-off, up to this extra time (may be ``inf``), are folded into the oldest
         kept step (exact for a conserved coupling operator).  ``None``: dropped.  Needs ``dkmax >= 1``
@@ -107,17 +102,20 @@ class TempoParameters(BaseAPIClass):
         description: Optional[str] = None,
     ) -> None:
         super().__init__(name, description)
-        self._dt = positive_float(dt, "dt")
-        self._epsrel = positive_float(epsrel, "epsrel")
+        self._dt = positive_float(dt, "dt", finite=True)
+        self._epsrel = check_epsrel(epsrel)
         assert tcut is None or dkmax is None, "Only one of 'tcut', 'dkmax' should be specified."
         if tcut is not None:
-            self._tcut: Optional[float] = positive_float(tcut, "tcut", allow_zero=True)
-            self._dkmax: Optional[int] = int(math.ceil(round(self._tcut / self._dt, 10)))
+            self._tcut: Optional[float] = positive_float(tcut, "tcut", allow_zero=True, finite=True)
+            steps = round(self._tcut / self._dt, 10)
+            if not math.isfinite(steps):
+                raise ValueError(f"Argument 'tcut' ({self._tcut}) is too long for 'dt' ({self._dt}).")
+            self._dkmax: Optional[int] = int(math.ceil(steps))
         elif dkmax is not None:
             if not isinstance(dkmax, int) or isinstance(dkmax, bool):
                 raise TypeError("Argument 'dkmax' must be int.")
             if dkmax < 0:
-                raise ValueError("Argument 'dkmax' must be non-negative.")
+                raise ValueError(f"Argument 'dkmax' must be non-negative (got {dkmax}).")
             self._dkmax = dkmax
             self._tcut = dkmax * self._dt
         else:
@@ -133,7 +131,7 @@ class TempoParameters(BaseAPIClass):
         else:
             self._subdiv_limit = check_convert(subdiv_limit, int, "subdiv_limit")
             check_true(self._subdiv_limit >= 0, "Argument 'subdiv_limit' must be non-negative.")
-        self._liouvillian_epsrel = positive_float(liouvillian_epsrel, "liouvillian_epsrel")
+        self._liouvillian_epsrel = positive_float(liouvillian_epsrel, "liouvillian_epsrel", finite=True)
 
     def _str_items(self) -> list:
         return [
@@ -352,13 +350,17 @@ def guess_tempo_parameters(
         start, end = float(start_time), float(end_time)
     except Exception as err:
         raise TypeError("Start and end time must be a float.") from err
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise ValueError(f"Arguments 'start_time' and 'end_time' must be finite (got {start} and {end}).")
     if end <= start:
-        raise ValueError("End time must be bigger than start time.")
+        raise ValueError(f"End time must be bigger than start time (got start_time {start}, end_time {end}).")
     assert system is None or isinstance(system, BaseSystem), (
         "Argument 'system' must be 'None' or a oqupy.BaseSystem object."
     )
     tolerance = check_convert(tolerance, float, "tolerance")
-    assert tolerance > 0.0, "Argument 'tolerance' must be larger then 0."
+    assert 0.0 < tolerance < 1.0, (
+        f"Argument 'tolerance' must lie in the open interval (0, 1) (got {tolerance})."
+    )
     max_samples = check_convert(max_samples, int, "max_samples")
     assert max_samples > 0, "Argument 'max_samples' must be positive."
     warnings.warn(GUESS_WARNING_MSG, UserWarning)

@@ -86,6 +86,7 @@ from oqupy._spectral_integrals import (
     spectral_density_function,
     zero_frequency_limit,
 )
+from oqupy._validation import as_float
 from oqupy.config import INTEGRATE_EPSREL, SUBDIV_LIMIT, NpDtype, NpDtypeReal
 from oqupy.util import check_convert, check_true
 
@@ -101,10 +102,7 @@ def _value_cache(correlations: BaseCorrelations) -> Dict[Hashable, Any]:
 
 def _as_float(value: Any, label: str) -> float:
     """``float(value)``; ``AssertionError`` "<label> must be a float." otherwise (as upstream)."""
-    try:
-        return float(value)
-    except Exception as err:
-        raise AssertionError(f"{label} must be a float.") from err
+    return as_float(value, label, AssertionError, f"{label} must be a float.")
 
 
 class CustomCorrelations(BaseCorrelations):
@@ -497,9 +495,10 @@ class PowerLawSD(CustomSD):
     Parameters
     ----------
     alpha: float
-        The coupling strength :math:`\alpha`.
+        The coupling strength :math:`\alpha \ge 0` (``ValueError`` otherwise).
     zeta: float
-        The exponent :math:`\zeta`.
+        The exponent :math:`\zeta > 0` (``ValueError`` otherwise: for :math:`\zeta \le 0` the reorganisation
+        energy :math:`\int J(\omega)/\omega \, d\omega` diverges at :math:`\omega = 0`).
     cutoff: float
         The cutoff frequency :math:`\omega_c` (> 0).
     cutoff_type: str
@@ -525,6 +524,15 @@ class PowerLawSD(CustomSD):
         self.alpha = _as_float(alpha, "Alpha")
         self.zeta = _as_float(zeta, "Zeta")
         self.cutoff = _as_float(cutoff, "Cutoff")
+        check_true(
+            self.alpha >= 0.0 and math.isfinite(self.alpha),
+            f"Argument 'alpha' must be a non-negative finite number (got {self.alpha}).",
+        )
+        check_true(
+            self.zeta > 0.0 and math.isfinite(self.zeta),
+            f"Argument 'zeta' must be a positive finite number (got {self.zeta}): with zeta <= 0 the reorganisation "
+            "energy, the integral of J(omega) / omega, diverges at omega = 0.",
+        )
 
         def j_function(omega: float) -> float:
             return 2.0 * self.alpha * omega**self.zeta * self.cutoff ** (1.0 - self.zeta)

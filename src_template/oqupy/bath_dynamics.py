@@ -36,6 +36,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from oqupy import config
+from oqupy._validation import finite_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.bath_correlations import CustomSD
@@ -209,7 +210,7 @@ class TwoTimeBathCorrelations(BaseAPIClass):
 
     def _steps(self, time: Any, name: str) -> int:
         """Number of steps up to ``time``; ``ValueError`` if negative, ``IndexError`` past the process tensor."""
-        time = check_convert(time, float, name)
+        time = finite_float(time, name)
         steps = int(np.round(time / self._dt))
         if steps < 0:
             raise ValueError(f"Argument '{name}' must not be negative.")

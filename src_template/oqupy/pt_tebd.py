@@ -33,6 +33,7 @@ from oqupy._chain_mps import (
 from oqupy._mps import stored
 from oqupy._process_tensor_base import BaseProcessTensor
 from oqupy._system_chain import SystemChain
+from oqupy._validation import as_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.config import PT_TEBD_DEFAULT_EPSREL, PT_TEBD_DEFAULT_ORDER, NpDtype
 from oqupy.control import ChainControl
@@ -46,11 +47,8 @@ __all__ = ["PtTebdParameters", "PtTebd"]
 
 
 def _positive_float(value: Any, name: str) -> float:
-    try:
-        number = float(value)
-    except Exception as err:
-        raise AssertionError(f"Argument '{name}' must be a float.") from err
-    assert number > 0.0, f"Argument '{name}' must be bigger than 0."
+    number = as_float(value, name, AssertionError, f"Argument '{name}' must be a float.")
+    assert 0.0 < number < float("inf"), f"Argument '{name}' must be bigger than 0 and finite (got {number})."
     return number
 
 
@@ -121,6 +119,9 @@ class PtTebdParameters(BaseAPIClass):
     @epsrel.setter
     def epsrel(self, new_epsrel: float) -> None:
         self._epsrel = _positive_float(new_epsrel, "epsrel")
+        assert self._epsrel < 1.0, (
+            f"Argument 'epsrel' must lie in the open interval (0, 1) (got {self._epsrel})."
+        )
 
     @epsrel.deleter
     def epsrel(self) -> None:

@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Union
 import numpy as np
 
 from oqupy import _mps, config
-from oqupy._checks import float_time
+from oqupy._checks import check_run_window
 from oqupy._codegen import host
 from oqupy._influences import Influences, eigenbasis_transforms
 from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters, num_steps_between
@@ -103,10 +103,15 @@ class PtTempo(BaseAPIClass):
             "Argument 'parameters' must be an oqupy.TempoParameters object."
         )
         assert isinstance(unique, bool), "Argument 'unique' must be bool."
-        self._start_time = float_time(start_time, "start_time")
-        self._end_time = float_time(end_time, "end_time")
+        # finite times (ValueError), before any work; start after end is OQuPy's AssertionError below
+        self._start_time, self._end_time = check_run_window(
+            start_time, end_time, parameters, False, AssertionError, min_steps=2
+        )
         self._num_steps = num_steps_between(self._start_time, self._end_time, parameters.dt)
-        assert self._num_steps >= 2, "PT-TEMPO needs at least two time steps between start and end time."
+        assert self._num_steps >= 2, (
+            f"PT-TEMPO needs at least two time steps between 'start_time' ({self._start_time}) and 'end_time' "
+            f"({self._end_time}) with dt = {parameters.dt}."
+        )
         self._bath = bath
         self._parameters = parameters
         self._unique = unique

@@ -42,8 +42,8 @@ from oqupy._system_base import (
     vectorize_matrix_function,
     vectorize_scalar_function,
 )
-from oqupy._system_field import MeanFieldSystem, TimeDependentSystemWithField
 from oqupy._system_chain import SystemChain
+from oqupy._system_field import MeanFieldSystem, TimeDependentSystemWithField
 from oqupy._system_parameterized import ParameterizedSystem
 from oqupy.config import INTEGRATE_EPSREL, NpDtype
 from oqupy.util import check_convert
@@ -307,7 +307,12 @@ class TimeDependentSystem(BaseSystem):
                 exponents[2 * step + 1] = self._integrated_liouvillian(
                     t + dt / 2.0, t + dt, subdiv_limit, epsrel
                 )
-        props = np.asarray(scipy.linalg.expm(exponents), dtype=NpDtype).reshape(num_steps, 2, dim, dim)
+        # a Liouvillian that is NaN or infinite at some time gives NaN propagators from that half step on, so
+        # that the caller can compute the steps before it and name the time (``expm`` refuses non-finite input)
+        finite = np.isfinite(exponents).all(axis=(1, 2))
+        flat = np.full((2 * num_steps, dim, dim), np.nan, dtype=NpDtype)
+        flat[finite] = scipy.linalg.expm(exponents[finite])
+        props = flat.reshape(num_steps, 2, dim, dim)
         return np.ascontiguousarray(props[:, 0]), np.ascontiguousarray(props[:, 1])
 
     @property

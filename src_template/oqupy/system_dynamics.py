@@ -20,7 +20,7 @@ import numpy as np
 
 from oqupy import config
 from oqupy._boundary import array_namespace, expm, is_traced, to_host
-from oqupy._checks import check_initial_state, check_system
+from oqupy._checks import check_initial_state, check_system, nonfinite_system_error
 from oqupy._codegen import BACKEND, host
 from oqupy._dynamics_setup import (
     StepMatrices,
@@ -34,6 +34,7 @@ from oqupy._dynamics_setup import (
 from oqupy._field_dynamics import compute_dynamics_with_field
 from oqupy._loops import shard
 from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
+from oqupy._validation import first_nonfinite_step
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
 from oqupy.operators import left_super, right_super
@@ -137,6 +138,13 @@ def compute_dynamics(
     parameters: ndarray
         Only for a ``ParameterizedSystem`` (then required): its (2 N, M) parameters, two rows per step (see
         :class:`oqupy.ParameterizedSystem`); ``num_steps`` defaults to N if no process tensor fixes it.
+
+    Raises
+    ------
+    ValueError
+        Among OQuPy's cases: ``dt`` not positive and finite, ``start_time`` NaN or infinite, ``num_steps``
+        negative; a system whose propagator is NaN or infinite at some step (the message names the time; the
+        error's ``dynamics`` attribute holds the states before it, with ``record_all``).
     """
     check_system(system)
     dim = system.dimension
@@ -160,6 +168,7 @@ def compute_dynamics(
         prop_1, prop_2 = system.get_propagator_stack(dt, rows, num_steps)
     else:
         prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
+    bad = first_nonfinite_step(prop_1, prop_2)  # None when traced: values unknown
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vector)
     rhos = to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
@@ -167,7 +176,12 @@ def compute_dynamics(
     steps = range(num_steps + 1) if record_all else [num_steps]
     times = [start + dt * step for step in steps]  # Python floats: concrete under ``jax.jit`` too
     for time, rho in zip(times, rhos.reshape(-1, dim, dim)):
-        dynamics.add(float(time), rho)
+        if bad is not None and time > start + dt * (bad + 0.5):
+            break  # the states after a step with a NaN or infinite propagator: dropped, and an error below
+        if bad is None or record_all:
+            dynamics.add(float(time), rho)
+    if bad is not None:
+        raise nonfinite_system_error(start + bad * dt, dt, dynamics)
     return dynamics
 
 

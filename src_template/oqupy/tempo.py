@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from oqupy import config
-from oqupy._checks import check_initial_state, check_system_and_bath
+from oqupy._checks import check_initial_state, check_system_and_bath, nonfinite_system_error, warn_long_memory
 from oqupy._gibbs_tempo import GibbsParameters, GibbsTempo, gibbs_tempo_compute
 from oqupy._influences import influence_matrix, line_influence, self_influence
 from oqupy._mean_field_tempo import MeanFieldTempo
@@ -26,11 +26,12 @@ from oqupy._tempo_parameters import (
     max_time_dependent_frequency,
     num_steps_between,
 )
+from oqupy._validation import check_time_window, finite_float, first_nonfinite_step
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.dynamics import Dynamics
 from oqupy.system import BaseSystem
-from oqupy.util import check_convert, get_progress
+from oqupy.util import get_progress
 
 __runs_on__ = "device"
 
@@ -93,7 +94,7 @@ class Tempo(BaseAPIClass):
         self._bath = bath
         self._parameters = parameters
         self._initial_state = check_initial_state(initial_state, system.dimension)
-        self._start_time = check_convert(start_time, float, "start_time")
+        self._start_time = finite_float(start_time, "start_time")
         self._unique = unique
         self._backend_config = backend_config
         self._network = TempoNetwork(bath, parameters, self._initial_state, unique)
@@ -115,8 +116,20 @@ class Tempo(BaseAPIClass):
         return self._dynamics
 
     def compute(self, end_time: float, progress_type: Optional[str] = None) -> Dynamics:
-        """Propagate up to ``end_time`` (continuing a previous computation) and return the dynamics."""
-        end_time = check_convert(end_time, float, "end_time")
+        """Propagate up to ``end_time`` (continuing a previous computation) and return the dynamics.
+
+        Raises
+        ------
+        ValueError
+            ``end_time`` NaN, infinite or before ``start_time``; or the system's propagators are not finite
+            (a Hamiltonian or rate that is NaN or infinite at some time): the steps before that time are computed
+            and kept (:meth:`get_dynamics`), and the message names the time.
+        """
+        end_time = finite_float(end_time, "end_time")
+        if end_time < self._start_time:
+            raise ValueError(
+                f"Argument 'end_time' ({end_time}) must not be before 'start_time' ({self._start_time})."
+            )
         parameters, network = self._parameters, self._network
         target = num_steps_between(self._start_time, end_time, parameters.dt)
         if target <= network.step:
@@ -126,13 +139,16 @@ class Tempo(BaseAPIClass):
         prop_1, prop_2 = self._system.get_propagator_stack(
             parameters.dt, first_time, count, parameters.subdiv_limit, parameters.liouvillian_epsrel
         )
+        bad = first_nonfinite_step(prop_1, prop_2)
         network.reserve(target)
         operators = network.operators(prop_1, prop_2)
         with get_progress(progress_type)(count, title="--> TEMPO computation") as progress:
-            for index in range(count):
+            for index in range(count if bad is None else bad):
                 state = network.advance(index, operators)
                 self._dynamics.add(self._start_time + network.step * parameters.dt, state)
                 progress.update(index + 1)
+        if bad is not None:
+            raise nonfinite_system_error(first_time + bad * parameters.dt, parameters.dt, self._dynamics)
         return self._dynamics
 
 
@@ -150,10 +166,18 @@ def tempo_compute(
     name: Optional[str] = None,
     description: Optional[str] = None,
 ) -> Dynamics:
-    """Shortcut: create a :class:`Tempo` (guessing parameters if none are given) and compute to ``end_time``."""
+    """Shortcut: create a :class:`Tempo` (guessing parameters if none are given) and compute to ``end_time``.
+
+    ``ValueError`` for NaN or infinite times and for ``end_time`` before ``start_time``; a memory cut-off longer than
+    the run is a ``UserWarning``.  If the system's propagators stop being finite part-way, the ``ValueError``
+    carries the dynamics computed so far as its ``dynamics`` attribute.
+    """
+    start_time, end_time = check_time_window(start_time, end_time)
     if parameters is None:
         assert tolerance is not None, "If 'parameters' is None then 'tolerance' must be given."
         parameters = guess_tempo_parameters(bath, start_time, end_time, system, tolerance)
+    elif isinstance(parameters, TempoParameters):
+        warn_long_memory(parameters, num_steps_between(start_time, end_time, parameters.dt))
     tempo = Tempo(
         system, bath, parameters, initial_state, start_time, unique, backend_config, name, description
     )

@@ -22,10 +22,10 @@ from typing import Optional
 import numpy as np
 
 from oqupy import config
-from oqupy._checks import float_time
 from oqupy._influences import Influences, eigenbasis_transforms
 from oqupy._tempo_parameters import TempoParameters, guess_tempo_parameters
 from oqupy._uniform_influence import UniformInfluence, uniform_influence
+from oqupy._validation import as_float, finite_float
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
 from oqupy.process_tensor import TtiProcessTensor
@@ -74,7 +74,7 @@ class TtiPtTempo(BaseAPIClass):
             raise ValueError(
                 "A uniform process tensor needs a finite memory: give 'dkmax' (or 'tcut') in the parameters."
             )
-        self._start_time = float_time(start_time, "start_time")
+        self._start_time = finite_float(start_time, "start_time", AssertionError)
         self._bath = bath
         self._parameters = parameters
         self._unique = unique
@@ -187,7 +187,7 @@ def tti_pt_tempo_compute(
     """
     if parameters is None:
         assert tolerance is not None, "If 'parameters' is None then 'tolerance' must be given."
-        start = float_time(start_time, "start_time")
+        start = as_float(start_time, "start_time", AssertionError)
         parameters = guess_tempo_parameters(
             bath, start, start + _memory_horizon(bath, tolerance), None, tolerance
         )

@@ -1,7 +1,8 @@
-"""Validation helpers, progress reporting, and (re-exported from :mod:`oqupy._tensors`) tensor utilities.
+"""Progress reporting, and (re-exported) validation helpers and tensor utilities.
 
-Host code: plain Python and NumPy in both packages.  The tensor utilities are device code and live in
-:mod:`oqupy._tensors`; they are re-exported here at OQuPy's paths (``oqupy.util.create_delta``, ...).
+Host code: plain Python and NumPy in both packages.  The validation helpers live in :mod:`oqupy._validation`
+(the one place for them) and the tensor utilities, device code, in :mod:`oqupy._tensors`; both are re-exported
+here at OQuPy's paths (``oqupy.util.check_convert``, ``oqupy.util.create_delta``, ...).
 """
 
 import sys
@@ -10,6 +11,7 @@ from typing import Any, List, Optional, Sequence
 
 from oqupy import config
 from oqupy._tensors import add_singleton, create_delta, embed_delta, is_diagonal_matrix
+from oqupy._validation import check_convert, check_dimension, check_isinstance, check_true
 
 __runs_on__ = "host"
 
@@ -30,47 +32,7 @@ __all__ = [
     "is_diagonal_matrix",
 ]
 
-# -- validation ---------------------------------------------------------------
-
-
-def check_convert(
-    variable: Any, conv_type: Any, name: Optional[str] = None, msg: Optional[str] = None
-) -> Any:
-    """Return ``conv_type(variable)``; raise ``TypeError`` naming the argument if that fails."""
-    try:
-        return conv_type(variable)
-    except Exception as err:
-        label = f"Variable '{name}'" if name is not None else "Variable"
-        text = f"{label} must be {getattr(conv_type, '__name__', conv_type)}."
-        if msg is not None:
-            text += " " + msg
-        raise TypeError(text) from err
-
-
-def check_isinstance(
-    variable: Any, types: Any, name: Optional[str] = None, msg: Optional[str] = None
-) -> None:
-    """Raise ``TypeError`` unless ``variable`` is an instance of ``types``."""
-    if not isinstance(variable, types):
-        label = f"'{name}'" if name is not None else ""
-        text = f"Variable {label} is not of the type {types}."
-        if msg is not None:
-            text += " " + msg
-        raise TypeError(text)
-
-
-def check_true(expr: Any, msg: Optional[str] = None) -> None:
-    """Raise ``ValueError`` with ``msg`` (default: no message) unless ``expr`` is truthy."""
-    if not expr:
-        raise ValueError(msg if msg is not None else "")
-
-
-def check_dimension(value: Any, name: str) -> int:
-    """Return ``value`` if it is a positive ``int`` (not a bool); raise ``AssertionError`` otherwise (OQuPy's type)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise AssertionError(f"Argument '{name}' must be int.")
-    assert value > 0, f"Argument '{name}' must be positive."
-    return value
+# -- validation: the helpers live in oqupy._validation (re-exported above) ---------------------------------
 
 
 def increase_list_of_index(a: List[int], shape: Sequence[int], index: int = -1) -> bool:

@@ -16,7 +16,7 @@ def bc_module(oq):
 
 
 def ohmic_eta(alpha, cutoff, temperature, tau):
-    """Closed-form eta of J = 2 alpha w exp(-w/wc) (algorithms.md §2.3)."""
+    """Closed-form eta of J = 2 alpha w exp(-w/wc) (docs/algorithms.md, "η of the Ohmic bath with an exponential cutoff")."""
     tau = np.asarray(tau, dtype=float)
     eta = 2 * alpha * (np.log(1 + 1j * cutoff * tau) - 1j * cutoff * tau)
     if temperature > 0:

@@ -1,6 +1,6 @@
 """TwoTimeBathCorrelations: bath-mode occupations and two-time correlations from the system's correlations.
 
-Closed forms of the independent-boson model (algorithms.md section 20.3: H = sigma_z coupled through sigma_z, whose
+Closed forms of the independent-boson model (docs/algorithms.md, "Independent-boson bath dynamics": H = sigma_z coupled through sigma_z, whose
 ordered correlations are exactly 1), the cell integrals against quadrature, the commutator <b b^dag> - <b^dag b> = 1
 for correlations with an imaginary part, OQuPy 0.5's numbers on a spin-boson model (when ``OQUPY05_PYTHON`` names
 its interpreter), and bad input.

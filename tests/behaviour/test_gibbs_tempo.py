@@ -33,7 +33,7 @@ def thermal(hamiltonian, temperature):
 
 
 def polaron_state(alpha, cutoff, temperature):
-    """algorithms.md §20.4: H = diag(1/2, -1/2), coupling |0><0|: level 0 shifted down by 2 alpha cutoff."""
+    """docs/algorithms.md, "Mean-force Gibbs state": H = diag(1/2, -1/2), coupling |0><0|: level 0 shifted down by 2 alpha cutoff."""
     return 0.5 * (
         np.eye(2) - 2 * np.tanh(1 / (2 * temperature) - alpha * cutoff / temperature) * np.diag([0.5, -0.5])
     )
@@ -85,7 +85,7 @@ def test_zero_coupling_gives_the_thermal_state(oq):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.3])
 def test_polaron_closed_form(oq, alpha):
-    """algorithms.md §20.4 (n_steps 40 instead of 100: the commuting case has no Trotter error), to 1e-10."""
+    """docs/algorithms.md, "Mean-force Gibbs state" (n_steps 40 instead of 100: the commuting case has no Trotter error), to 1e-10."""
     sd = ohmic(oq, alpha, 5.0, 2.1)
     tempo, state = gibbs_state(oq, np.diag([0.5, -0.5]), np.diag([1.0, 0.0]), sd, 40, epsrel=1e-11)
     np.testing.assert_allclose(state, polaron_state(alpha, 5.0, 2.1), atol=1e-10)

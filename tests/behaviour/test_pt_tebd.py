@@ -117,7 +117,7 @@ def test_three_site_chain_converges_at_trotter_order(oq, order):
 
 
 def test_lindblad_decay_closed_form(oq):
-    """algorithms.md 20.5: site and bond dissipation without Hamiltonian; site 1 untouched."""
+    """docs/algorithms.md, "Lindblad decay on a chain (PT-TEBD)": site and bond dissipation without Hamiltonian; site 1 untouched."""
     chain = oq.SystemChain([2, 2, 2])
     chain.add_site_dissipation(0, SIGMA_MINUS)
     chain.add_nn_dissipation(1, np.identity(2), SIGMA_MINUS.T)
