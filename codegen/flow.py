@@ -28,6 +28,8 @@ from typing import Callable, Optional
 import libcst as cst
 import numpy
 
+from codegen.analysis import kept_branch
+
 # -- tables ------------------------------------------------------------------------------------------------
 
 _CREATORS = "zeros ones empty full eye identity arange linspace".split()
@@ -37,7 +39,7 @@ FRESH_FUNCTIONS = frozenset(
     for name in [
         *_CREATORS,
         *"zeros_like ones_like empty_like full_like copy kron outer stack concatenate hstack vstack tensordot "
-        "dot vdot inner einsum_path sum mean std var prod max min amax amin cumsum cumprod diff sort argsort argmax "
+        "append nan_to_num heaviside dot vdot inner einsum_path sum mean std var prod max min amax amin cumsum cumprod diff sort argsort argmax "
         "argmin clip round around tile repeat pad tril triu trace take take_along_axis unique nonzero argwhere "
         "flatnonzero count_nonzero allclose isclose array_equal any all indices where roll sign "
         "searchsorted interp polyval convolve cross histogram meshgrid".split(),
@@ -52,12 +54,17 @@ WRITABLE_VIEW_FUNCTIONS = frozenset(
     for name in "asarray asanyarray reshape transpose swapaxes moveaxis ravel squeeze expand_dims flip fliplr "
     "flipud rot90 atleast_1d atleast_2d atleast_3d ascontiguousarray".split()
 )
+#: fresh NumPy functions whose result has the kind of their arguments promoted together
+_SAME_KIND_FUNCTIONS = frozenset(
+    "append kron outer tile repeat roll sort clip diff cumsum cumprod tril triu take dot vdot inner tensordot "
+    "heaviside nan_to_num".split()
+)
 #: documented for readers: NumPy functions known to return (possibly read-only) views; like every ``numpy.*``
 #: name outside the two tables above, their results are treated as unowned views of their array arguments
 READ_ONLY_OR_VIEW_FUNCTIONS = frozenset(
     f"numpy.{name}"
     for name in "real imag diag diagonal broadcast_to broadcast_arrays einsum split array_split hsplit vsplit "
-    "dsplit require frombuffer asarray_chkfinite nan_to_num".split()
+    "dsplit require frombuffer asarray_chkfinite".split()
 )
 #: array methods returning a fresh array
 FRESH_METHODS = frozenset(
@@ -160,12 +167,18 @@ class Val:
     owned: bool = False
     contig: bool = False
     shape: Optional[tuple[str, ...]] = None
-    dtype: Optional[str] = None  # element kind: b, i, f, c
+    dtype: Optional[str] = None  # the element kinds it may have: "b", "i", "f", "c" or several ("fc")
     stop: Optional[str] = None  # an int known to lie in [0, stop)
     const: Optional[int] = None  # an int known exactly
     low: Optional[int] = None  # a lower bound of an int (``if n < 1: raise ...`` gives 1)
     device: bool = False  # made by a NumPy call, so a ``jax.Array`` in oqupy_jax (an argument may be NumPy's)
     origin: str = ""  # how a non-owned array came to be (for messages)
+    #: a tuple (or a slice, or a dict of tuples) usable as an index: the possible tuples, ints and None (a slice)
+    index: Optional[frozenset[tuple[Optional[int], ...]]] = None
+    obj: str = (
+        ""  # the array object (not memory) made at a site of this function, "" if unknown or not made here
+    )
+    ndim: Optional[int] = None  # the number of axes, when known without the shape
 
     @property
     def maybe_array(self) -> bool:
@@ -173,6 +186,7 @@ class Val:
 
 
 UNKNOWN = Val(frozenset({"unknown"}), frozenset({"?"}))
+_SLICE: frozenset[tuple[Optional[int], ...]] = frozenset({(None,)})  # the index facts of a slice object
 OTHER = Val(frozenset({"other"}))
 
 
@@ -189,19 +203,33 @@ def join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
         a.owned and b.owned,
         a.contig and b.contig,
         a.shape if a.shape == b.shape else None,
-        a.dtype if a.dtype == b.dtype else None,
+        kinds_union(a.dtype, b.dtype),
         a.stop if a.stop == b.stop else None,
         a.const if a.const == b.const else None,
         min(a.low, b.low) if a.low is not None and b.low is not None else None,
         a.device and b.device,
         a.origin or b.origin,
+        a.index | b.index if a.index is not None and b.index is not None else None,
+        a.obj if a.obj == b.obj else "",
+        a.ndim if a.ndim == b.ndim else None,
     )
 
 
-def promote(*kinds: Optional[str]) -> Optional[str]:
-    if any(k is None for k in kinds):
+def kinds_union(*kinds: Optional[str]) -> Optional[str]:
+    """The element kinds of a value that may have any of ``kinds`` (None: unknown)."""
+    if any(k is None for k in kinds) or not kinds:
         return None
-    return max(kinds, key=_ORDER.index) if kinds else None
+    return "".join(k for k in _ORDER if any(k in kind for kind in kinds if kind))
+
+
+def promote(*kinds: Optional[str]) -> Optional[str]:
+    """The kinds of the result of an arithmetic operation on values of ``kinds`` (each pair promoted)."""
+    if any(k is None for k in kinds) or not kinds:
+        return None
+    results = {""}
+    for kind in kinds:
+        results = {max(r + k, key=_ORDER.index) for r in results for k in kind}  # type: ignore[operator]
+    return kinds_union(*results)
 
 
 @dataclass
@@ -238,11 +266,15 @@ def same_state(a: Optional[State], b: Optional[State]) -> bool:
 
 
 @dataclass(frozen=True)
-class Problem:
+class Finding:
+    """What the analysis could not prove at ``node``, filed under the rule that renders it; ``facts`` are what
+    a rule may select on (``("argument", "x")``: the write reaches the argument ``x``)."""
+
     node: cst.CSTNode
     rule: str
     message: str
     idiom: str
+    facts: tuple[tuple[str, str], ...] = ()
 
 
 # -- the source-order skeleton: positions, reads, bindings ----------------------------------------------------
@@ -355,6 +387,8 @@ class FunctionFlow:
         donating: Optional[dict[str, tuple[tuple[int, str], ...]]] = None,
         attributes: Optional[dict[str, frozenset[str]]] = None,
         module_arrays: frozenset[str] = frozenset(),
+        traced: frozenset[str] = frozenset(),
+        module_dtypes: Optional[dict[str, str]] = None,
     ) -> None:
         self.node = node
         self.module = isinstance(node, cst.Module)
@@ -369,9 +403,25 @@ class FunctionFlow:
         self.backend = backend
         self.enclosing = enclosing
         self.module_arrays = module_arrays
+        self.traced = traced  # a kernel's traced parameters: JAX arrays in oqupy_jax
+        self.module_dtypes = (
+            module_dtypes or {}
+        )  # module constants naming a dtype (``DTYPE = np.complex128``)
         self.donating = donating or {}
-        self.problems: dict[tuple[int, str], Problem] = {}
+        self.problems: dict[tuple[int, str], Finding] = {}
         self.owned_writes: set[int] = set()
+        #: id of a proved write -> (subscript element, axis) of literal indices to check against the static shape
+        self.checked_indices: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.element_vals: dict[int, list[Val]] = {}
+        #: ids of the statements whose ``a[i][j] = v`` (integer ``i``) is written ``a[i, j] = v`` by chained-write
+        self.flattened: set[int] = set()
+        #: ids of proved writes into arrays that may be NumPy's in oqupy_jax: written ``jnp.asarray(x).at[i]``
+        self.host_writes: set[int] = set()
+        #: ids of ``x.sort()`` statements (-> "rebind": ``x = x.sort()``) and ``x.setflags(write=False)`` ("drop")
+        self.rewritten_methods: dict[int, str] = {}
+        self.synthetic: dict[
+            int, cst.CSTNode
+        ] = {}  # a flattened subscript -> the template's  # a literal tuple's element values (tuple indices)
         self.reporting = True
         self.loops: list[cst.CSTNode] = []
         self.jumps: list[dict[str, Optional[State]]] = []
@@ -423,7 +473,10 @@ class FunctionFlow:
             expr = annotation.annotation
             if isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional":
                 kinds.add("other")
-            return Val(frozenset(kinds), buf, origin=f"the argument `{name}`")
+            # by convention an ``np.ndarray`` argument is a float or complex array (see dtype-safety)
+            return Val(
+                frozenset(kinds), buf, dtype="fc", device=name in self.traced, origin=f"the argument `{name}`"
+            )
         expr = annotation.annotation
         base = expr.value if isinstance(expr, cst.Subscript) else expr
         qualified = self.qname(base) or ""
@@ -442,9 +495,12 @@ class FunctionFlow:
             )
         return Val(frozenset({"other"}), buf)
 
-    def report(self, node: cst.CSTNode, rule: str, message: str, idiom: str) -> None:
+    def report(
+        self, node: cst.CSTNode, rule: str, message: str, idiom: str, facts: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        node = self.synthetic.get(id(node), node)  # a flattened ``a[i][j]`` reports at the template's node
         if self.reporting:
-            self.problems.setdefault((id(node), rule), Problem(node, rule, message, idiom))
+            self.problems.setdefault((id(node), rule), Finding(node, rule, message, idiom, facts))
 
     # -- statements ------------------------------------------------------------------------------------
     def _block(self, body: cst.BaseSuite, state: Optional[State]) -> Optional[State]:
@@ -463,10 +519,7 @@ class FunctionFlow:
         if isinstance(node, cst.If):
             test = self.backend_test(node.test)
             if test is not None:
-                name, equal = test
-                kept = node.body if (name == self.backend) == equal else node.orelse
-                if isinstance(kept, cst.Else):
-                    kept = kept.body
+                kept = kept_branch(node, test, self.backend)
                 if kept is None:
                     return state
                 if isinstance(kept, cst.If):
@@ -511,8 +564,14 @@ class FunctionFlow:
             self._forget_attributes(state, "")
             state.names[node.name.value] = OTHER
             return state
-        # match statements and anything new: every name it may bind becomes unknown
-        self.report(node, "view-write", "statement kind the array analysis does not model", "use if/elif")
+        # match statements and anything new: refused, the analysis cannot follow what they bind
+        kind = type(node).__name__
+        self.report(
+            node,
+            "unmodelled-statement",
+            f"`{kind.lower()}` statement: the array analysis does not model what it binds",
+            "write it with `if` / `elif` / `else`",
+        )
         return state
 
     def _loop(self, node: cst.For | cst.While, state: State) -> Optional[State]:
@@ -624,6 +683,8 @@ class FunctionFlow:
             self._augassign(node, state)
             return state
         if isinstance(node, cst.Expr):
+            if self._statement_method(node, state):
+                return state
             self.ev(node.value, state)
             self._check_donation(node, state)
             return state
@@ -737,7 +798,7 @@ class FunctionFlow:
         current = state.names.get(base.value)
         if current is None or not current.maybe_array:
             return  # not an array: NumPy semantics of whatever it is, as in the template
-        if current.kinds != frozenset({"array"}) or not current.owned:
+        if current.kinds != frozenset({"array"}) or not (current.owned or current.obj):
             self.report(
                 target,
                 "shape-assign",
@@ -745,8 +806,17 @@ class FunctionFlow:
                 f"reshape a local copy: `y = {base.value}.reshape(s)`",
             )
             return
-        reason = self._exclusive(base.value, current, state, stmt)
-        if reason is None and not current.contig:
+        # ``.shape =`` changes one array object: other names of the same memory keep their shapes, so it is
+        # enough that no other live name, container or call holds the *object* (a fresh view made here)
+        reason = self._exclusive(base.value, current, state, stmt) if not current.obj else None
+        if current.obj and current.obj in state.escaped:
+            reason = f"its array object is also held by a container, an attribute or a call (`{base.value}` escaped)"
+        for other, val in sorted(state.names.items()):
+            if reason is None and current.obj and other != base.value and val.obj == current.obj:
+                if self._live(other, stmt):
+                    reason = f"`{other}` is the same array object and is used later"
+        one_axis = current.ndim == 1 or (current.shape is not None and len(current.shape) == 1)
+        if reason is None and not current.contig and not one_axis:
             reason = "may not be C-contiguous (NumPy refuses `.shape =` there, `reshape` copies)"
         if reason is not None:
             self.report(
@@ -757,7 +827,7 @@ class FunctionFlow:
             )
             return
         self.owned_writes.add(id(stmt))
-        state.names[base.value] = replace(current, shape=self._shape_of(value_node, state))
+        state.names[base.value] = replace(current, shape=self._shape_of(value_node, state), ndim=None)
 
     def _subscript_write(
         self,
@@ -768,6 +838,11 @@ class FunctionFlow:
         state: State,
         stmt: cst.CSTNode,
     ) -> None:
+        flat = self._flattened(target, state)
+        if flat is not None:
+            self.synthetic[id(flat)] = target
+            self.flattened.add(id(stmt))
+            target = flat
         base = target.value
         index_vals = [self._index_val(e, state) for e in target.slice]
         key = self._attribute_key(base, state) if isinstance(base, cst.Attribute) else None
@@ -802,6 +877,8 @@ class FunctionFlow:
             return
         if not current.maybe_array:
             self._escape(value, state)  # a list or dict now holds the value
+            if current.index is not None and name in state.names:
+                state.names[name] = replace(current, index=None)
             return
         if "array" not in current.kinds:  # unknown: an unannotated argument or an unknown call's result
             self._escape(value, state)
@@ -813,12 +890,13 @@ class FunctionFlow:
                     "argument-write",
                     f"write into `{name}`, {current.origin} (an array would change for NumPy callers only)",
                     f"annotate it (`np.ndarray`, `list`, `dict`); for an array copy first: `{name} = {name}.copy()`",
+                    (("argument", name),),
                 )
             return
         where = self._write_problem(name, current, state, stmt)
         if where is not None:
             return
-        if self._index_problem(target, name, current, index_vals, op, value, state):
+        if self._index_problem(target, name, current, index_vals, op, value, state, stmt):
             return
         if self._dtype_problem(target, current, op, value):
             return
@@ -828,8 +906,35 @@ class FunctionFlow:
             )
             return
         self.owned_writes.add(id(stmt))
+        if (
+            not current.device
+        ):  # may be a NumPy array in oqupy_jax (made from an argument without a NumPy call)
+            self.host_writes.add(id(stmt))
+            state.names[name] = replace(state.names.get(name, current), device=True)
 
-    def _write_problem(self, name: str, current: Val, state: State, stmt: cst.CSTNode) -> Optional[str]:
+    def _flattened(self, target: cst.Subscript, state: State) -> Optional[cst.Subscript]:
+        """``a[i][j]`` as ``a[i, j]`` when every inner index is an integer (then the inner subscripts are views of
+        ``a`` and the write lands in ``a``); None otherwise."""
+        inner: list[cst.SubscriptElement] = []
+        base = target.value
+        if not isinstance(base, cst.Subscript):
+            return None
+        while isinstance(base, cst.Subscript):
+            for element in base.slice:
+                if not isinstance(element.slice, cst.Index) or isinstance(element.slice.value, cst.Ellipsis):
+                    return None
+                val = self._ev(element.slice.value, state)
+                if val.kinds != frozenset({"num"}) or val.dtype != "i":
+                    return None
+            inner = [*base.slice, *inner]
+            base = base.value
+        if not isinstance(base, (cst.Name, cst.Attribute)) or "array" not in self._ev(base, state).kinds:
+            return None
+        return cst.Subscript(value=base, slice=[*inner, *target.slice])
+
+    def _write_problem(
+        self, name: str, current: Val, state: State, stmt: cst.CSTNode, device: bool = True
+    ) -> Optional[str]:
         """Report and return a reason when writing into ``name`` is not exclusive; None when it is."""
         if not current.owned and ("." in name or any(b.startswith("attr:") for b in current.bufs)):
             self._attribute_problem(stmt, name, current, "in-place write into")
@@ -845,6 +950,7 @@ class FunctionFlow:
                     + (f" through `{name}`" if name != params[0] else "")
                     + " (NumPy callers would see it, JAX callers not)",
                     f"copy first: `{name} = {name}.copy()`, and return the result",
+                    (("argument", params[0]),),
                 )
                 return reason
             origin = current.origin or "memory this function does not own"
@@ -854,18 +960,6 @@ class FunctionFlow:
                 "view-write",
                 f"write through `{name}`, which may be a view of {origin}",
                 f"take a copy first: `{name} = {name}.copy()`",
-            )
-            return reason
-        if not current.device:
-            reason = (
-                f"`{name}` may be a NumPy array in oqupy_jax (made from an argument without a NumPy call)"
-            )
-            self.report(
-                stmt,
-                "argument-write",
-                f"write into `{name}`, which may be a NumPy array in oqupy_jax (made from an argument without a"
-                " NumPy call: `.at[]` does not exist there)",
-                f"make it with a NumPy function: `{name} = np.array(...)` (a copy)",
             )
             return reason
         reason = self._exclusive(name, current, state, stmt)
@@ -946,6 +1040,38 @@ class FunctionFlow:
                 self.ev(part, state)
         return None
 
+    def _index_items(self, target: cst.Subscript, index_vals: list[Optional[Val]]) -> list[list[tuple]]:
+        """The index of a write as one or more alternatives, each a list of items: ``("slice",)``,
+        ``("ellipsis",)``, ``("none",)`` or ``("expr", node, value, position)`` (``position``: the subscript
+        element, None when the item comes from a tuple).  ``a[(0, -2)]``, ``a[r]`` with ``r = (0, slice(1, 3))``
+        and ``a[regions["a"]]`` with a dict of such tuples are read as the tuples they hold."""
+        elements = list(target.slice)
+        if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+            expr, val = elements[0].slice.value, index_vals[0]
+            vals = self.element_vals.get(id(expr))
+            if isinstance(expr, cst.Tuple) and vals is not None:
+                return [[self._item(e.value, v, None) for e, v in zip(expr.elements, vals)]]
+            if val is not None and val.index is not None:
+                return [
+                    [("slice",) if c is None else ("expr", expr, num("i", const=c), None) for c in choice]
+                    for choice in sorted(val.index, key=repr)
+                ]
+        return [
+            [
+                ("slice",) if val is None else self._item(e.slice.value, val, position)
+                for position, (e, val) in enumerate(zip(elements, index_vals))
+            ]
+        ]
+
+    def _item(self, expr: cst.BaseExpression, val: Val, position: Optional[int]) -> tuple:
+        if isinstance(expr, cst.Ellipsis):
+            return ("ellipsis",)
+        if isinstance(expr, cst.Name) and expr.value == "None":
+            return ("none",)
+        if val.index is not None and len(val.index) == 1 and next(iter(val.index)) == (None,):
+            return ("slice",)
+        return ("expr", expr, val, position)
+
     def _index_problem(
         self,
         target: cst.Subscript,
@@ -955,46 +1081,18 @@ class FunctionFlow:
         op: Optional[str],
         value: Val,
         state: State,
+        stmt: Optional[cst.CSTNode] = None,
     ) -> bool:
-        elements = list(target.slice)
-        shape = current.shape
-        axis = 0
+        alternatives = self._index_items(target, index_vals)
+        checks: list[tuple[int, int]] = []
         reason = None
-        for position, (element, val) in enumerate(zip(elements, index_vals)):
-            if val is None:  # a slice: never out of bounds, never duplicates
-                axis += 1
-                continue
-            expr = element.slice.value
-            if isinstance(expr, cst.Ellipsis):
-                if any(
-                    v is not None and not isinstance(e.slice.value, (cst.Ellipsis,))
-                    for e, v in zip(elements[position + 1 :], index_vals[position + 1 :])
-                ):
-                    reason = "an integer index after `...`"
-                    break
-                continue
-            if isinstance(expr, cst.Name) and expr.value == "None":
-                continue
-            if self._is_mask(expr, val, name, current) and len(elements) == 1:
-                if "num" not in value.kinds or value.kinds != frozenset({"num"}):
-                    reason = "a boolean mask with a non-scalar value"
-                    break
-                continue
-            if val.kinds != frozenset({"num"}) or val.dtype not in ("i", "b") or val.dtype == "b":
-                reason = (
-                    "an index that may be an integer array or list (duplicates: NumPy applies once, JAX accumulates"
-                    " or picks any; out of bounds: NumPy raises, JAX drops)"
-                )
+        for items in alternatives:
+            reason = self._items_problem(items, name, current, value, state, checks)
+            if reason is not None:
                 break
-            length = shape[axis] if shape is not None and axis < len(shape) else None
-            if not self._in_bounds(expr, val, length, state):
-                reason = f"index `{_code(expr)}` not provably within axis {axis}" + (
-                    f" of length `{length}`" if length else " (shape unknown)"
-                )
-                reason += " (NumPy raises IndexError, JAX drops the write)"
-                break
-            axis += 1
         if reason is None:
+            if checks and stmt is not None:
+                self.checked_indices[id(stmt)] = tuple(checks)
             return False
         self.report(
             target,
@@ -1004,6 +1102,51 @@ class FunctionFlow:
             "a literal shape, a slice or a mask of the array itself; for scatters use `np.add.at` in @host code",
         )
         return True
+
+    def _items_problem(
+        self,
+        items: list[tuple],
+        name: str,
+        current: Val,
+        value: Val,
+        state: State,
+        checks: list[tuple[int, int]],
+    ) -> Optional[str]:
+        shape = current.shape
+        axis = 0
+        for position, item in enumerate(items):
+            if item[0] == "slice":  # never out of bounds, never duplicates
+                axis += 1
+                continue
+            if item[0] == "ellipsis":
+                if any(later[0] == "expr" for later in items[position + 1 :]):
+                    return "an integer index after `...`"
+                axis = -(10**6)  # axes unknown from here on
+                continue
+            if item[0] == "none":
+                continue
+            _, expr, val, element = item
+            if self._is_mask(expr, val, name, current) and len(items) == 1:
+                if "num" not in value.kinds or value.kinds != frozenset({"num"}):
+                    return "a boolean mask with a non-scalar value"
+                continue
+            if val.kinds != frozenset({"num"}) or val.dtype != "i":
+                return (
+                    "an index that may be an integer array or list (duplicates: NumPy applies once, JAX accumulates"
+                    " or picks any; out of bounds: NumPy raises, JAX drops)"
+                )
+            length = shape[axis] if shape is not None and 0 <= axis < len(shape) else None
+            if not self._in_bounds(expr, val, length, state):
+                literal = length is not None and length.lstrip("-").isdigit()
+                if val.const is not None and element is not None and axis >= 0 and not literal:
+                    checks.append((element, axis))  # oqupy_jax checks it against the static shape
+                else:
+                    reason = f"index `{_code(expr)}` not provably within axis {max(axis, 0)}" + (
+                        f" of length `{length}`" if length else " (shape unknown)"
+                    )
+                    return reason + " (NumPy raises IndexError, JAX drops the write)"
+            axis += 1
+        return None
 
     def _is_mask(self, expr: cst.BaseExpression, val: Val, name: str, current: Val) -> bool:
         if val.kinds != frozenset({"array"}) or val.dtype != "b":
@@ -1044,7 +1187,8 @@ class FunctionFlow:
                 left = _code(expr.left).replace(" ", "")
                 if loop == length and left in ("-1", f"{length}-1"):
                     return True
-        return False
+        span = _interval(expr, state)  # ``3 - i``, ``2 * i + 1`` with ``i`` from ``range(<literal>)``
+        return span is not None and literal is not None and -literal <= span[0] and span[1] < literal
 
     def _dtype_problem(self, target: cst.BaseExpression, current: Val, op: Optional[str], value: Val) -> bool:
         kind = current.dtype
@@ -1052,14 +1196,19 @@ class FunctionFlow:
         reason = None
         if kind is None:
             reason = "an array whose dtype the analysis does not know"
-            if op is None and "array" not in value.kinds and value_kind is not None and value_kind in "bi":
+            if (
+                op is None
+                and "array" not in value.kinds
+                and value_kind is not None
+                and value_kind in ("b", "i")
+            ):
                 reason = None  # an integer or boolean fits any numeric dtype
         elif op is None:
             if value_kind is None:
                 if kind != "c":
                     reason = "a value whose dtype the analysis does not know"
-            elif _ORDER.index(value_kind) > _ORDER.index(kind):
-                reason = f"a `{value_kind}` value into a `{kind}` array (NumPy casts, JAX promotes or warns)"
+            else:
+                reason = _set_problem(kind, value_kind)
         else:
             reason = _augmented_problem(op, kind, value_kind)
         if reason is None:
@@ -1126,6 +1275,7 @@ class FunctionFlow:
                 + (f" ({current.origin})" if current.origin else "")
                 + " (NumPy updates it in place, JAX rebinds the name)",
                 f"write `{name} = {name} {op} ...` (a new value in both packages)",
+                (("argument", name),) if any(b.startswith("param:") for b in current.bufs) else (),
             )
             return
         if self._write_problem(name, current, state, node) is not None:
@@ -1218,6 +1368,12 @@ class FunctionFlow:
     # -- expressions -----------------------------------------------------------------------------------
     def _escape(self, value: Val, state: State) -> None:
         state.escaped.update(b for b in value.bufs if b.startswith(("new@", "old@")))
+        if value.obj:
+            state.escaped.add(value.obj)
+
+    def _site(self, node: cst.CSTNode) -> str:
+        """The array object made at ``node`` (a view: its memory is another's, the object is new)."""
+        return f"obj@{self.skeleton.span.get(id(node), (0, 0))[0]}"
 
     def _new(self, node: cst.CSTNode, **facts) -> Val:
         """A fresh allocation at ``node``: the *recency* abstraction keeps the newest array of a site apart
@@ -1232,7 +1388,7 @@ class FunctionFlow:
             if newest in state.escaped:
                 state.escaped.discard(newest)
                 state.escaped.add(older)
-        return Val(frozenset({"array"}), frozenset({newest}), owned=True, **facts)
+        return Val(frozenset({"array"}), frozenset({newest}), owned=True, obj=f"obj@{start}", **facts)
 
     def _length(self, expr: cst.BaseExpression, state: State) -> Optional[str]:
         """A length expression that keeps its value for the whole call: a literal or a never rebound name."""
@@ -1282,15 +1438,29 @@ class FunctionFlow:
                         ev(part.expression, state)
             return OTHER
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-            for element in expr.elements:
-                self._escape(ev(element.value, state), state)
-            return Val(frozenset({"list" if isinstance(expr, cst.List) else "other"}))
+            vals = [ev(element.value, state) for element in expr.elements]
+            for val in vals:
+                self._escape(val, state)
+            if isinstance(expr, cst.List):
+                return Val(frozenset({"list"}))
+            index = None
+            if isinstance(expr, cst.Tuple) and not any(
+                isinstance(e, cst.StarredElement) for e in expr.elements
+            ):
+                self.element_vals[id(expr)] = vals
+                if all(v.const is not None or v.index == _SLICE for v in vals):
+                    index = frozenset({tuple(v.const if v.const is not None else None for v in vals)})
+            return Val(frozenset({"other"}), index=index)
         if isinstance(expr, cst.Dict):
+            values = []
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
                     ev(element.key, state)
-                self._escape(ev(element.value, state), state)
-            return Val(frozenset({"dict"}))
+                values.append(ev(element.value, state))
+                self._escape(values[-1], state)
+            indices = [v.index for v in values]
+            index = frozenset().union(*indices) if indices and all(i is not None for i in indices) else None
+            return Val(frozenset({"dict"}), index=index)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             self._comprehension(expr, state)
             return Val(frozenset({"dict" if isinstance(expr, cst.DictComp) else "list"}))
@@ -1367,6 +1537,8 @@ class FunctionFlow:
     def _subscript(self, expr: cst.Subscript, state: State) -> Val:
         base = self._ev(expr.value, state)
         vals = [self._index_val(e, state) for e in expr.slice]
+        if base.kinds == frozenset({"dict"}) and base.index is not None:
+            return Val(frozenset({"other"}), index=base.index)  # one of the dict's index tuples
         if "array" in base.kinds:
             self.array_subscripts.add(id(expr))
         if "array" not in base.kinds:
@@ -1429,6 +1601,10 @@ class FunctionFlow:
 
     def _call(self, call: cst.Call, state: State) -> Val:
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            held = state.names.get(func.value.value)
+            if held is not None and held.index is not None and func.attr.value in STORING_METHODS:
+                state.names[func.value.value] = replace(held, index=None)  # a dict of indices changes
         qualified = self.qname(func)
         if qualified is None and isinstance(func, cst.Attribute):
             receiver = self._ev(func.value, state)
@@ -1445,6 +1621,8 @@ class FunctionFlow:
                 return self._method(call, func.attr.value, receiver, args, state)
         args = self._args(call, state)
         arrays = [a for a in args if "array" in a.kinds]
+        if qualified == "builtins.slice" and all(a.kinds == frozenset({"num"}) or a == OTHER for a in args):
+            return Val(frozenset({"other"}), index=_SLICE)
         if qualified in PURE_BUILTINS:
             if qualified == "builtins.range":
                 return OTHER
@@ -1473,7 +1651,7 @@ class FunctionFlow:
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         positional = [a.value for a in call.args if a.keyword is None]
         bufs = frozenset().union(*(a.bufs for a in args if a.maybe_array)) if args else frozenset()
-        dtype = _dtype_of(keywords.get("dtype"), self.qname)
+        dtype = self._dtype_of(keywords.get("dtype"))
         if qualified == "numpy.array":
             copy = keywords.get("copy")
             if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
@@ -1498,6 +1676,8 @@ class FunctionFlow:
                 call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays), device=True
             )
         name = qualified[len("numpy.") :]
+        if name == "nan_to_num" and "copy" in keywords:  # ``copy=False`` may return the argument itself
+            return Val(frozenset({"array"}), bufs, origin="`np.nan_to_num(..., copy=...)`")
         if qualified in FRESH_FUNCTIONS:
             if name in _CREATORS and "order" not in keywords:
                 shape = None
@@ -1524,6 +1704,8 @@ class FunctionFlow:
                 return self._new(call, dtype=dtype or args[0].dtype, shape=args[0].shape, device=True)
             if name in ("allclose", "array_equal", "any", "all", "count_nonzero") and "axis" not in keywords:
                 return num("b" if name != "count_nonzero" else "i")
+            if dtype is None and name in _SAME_KIND_FUNCTIONS:
+                dtype = promote(*(a.dtype for a in args if a.kinds <= {"num", "array"} and a.kinds))
             return self._new(call, dtype=dtype, device=True)
         if qualified in WRITABLE_VIEW_FUNCTIONS and args:
             first = args[0]
@@ -1538,7 +1720,12 @@ class FunctionFlow:
             if name != "reshape":
                 shape = first.shape if name in same else None
             contig = first.contig and name in ("reshape", "asarray", "asanyarray")
-            return replace(first, contig=contig, shape=shape, device=True)
+            obj = (
+                first.obj
+                if name in ("asarray", "asanyarray", "ascontiguousarray", "atleast_1d")
+                else self._site(call)
+            )
+            return replace(first, contig=contig, shape=shape, device=True, obj=obj, ndim=None)
         if not arrays and not any(a.maybe_array for a in args):
             return (
                 UNKNOWN
@@ -1551,6 +1738,45 @@ class FunctionFlow:
             bufs,
             origin=f"`{qualified}(...)`",
         )
+
+    def _dtype_of(self, expr: Optional[cst.BaseExpression]) -> Optional[str]:
+        kind = _dtype_of(expr, self.qname)
+        if kind is None and isinstance(expr, cst.Name) and expr.value not in self.skeleton.assigned:
+            kind = self.module_dtypes.get(expr.value)
+        return kind
+
+    def _statement_method(self, node: cst.Expr, state: State) -> bool:
+        """``x.sort(...)`` and ``x.setflags(write=False)`` as statements on a local array ``x``: the first becomes
+        ``x = x.sort(...)`` in oqupy_jax (``jax.Array.sort`` returns the sorted copy) when ``x`` could be written in
+        place; the second is dropped there (JAX arrays are immutable) and makes ``x`` read-only for the analysis.
+        True when handled."""
+        call = node.value
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name)
+            and call.func.attr.value in ("sort", "setflags")
+        ):
+            return False
+        name = call.func.value.value
+        current = state.names.get(name)
+        if current is None or current.kinds != frozenset({"array"}):
+            return False
+        for arg in call.args:
+            self.ev(arg.value, state)
+        if call.func.attr.value == "setflags":
+            args = {a.keyword.value if a.keyword else "write": a.value for a in call.args}
+            if set(args) != {"write"} or not (
+                isinstance(args["write"], cst.Name) and args["write"].value == "False"
+            ):
+                return False
+            state.names[name] = replace(current, owned=False, origin="an array made read-only by `.setflags`")
+            self.rewritten_methods[id(node)] = "drop"
+            return True
+        if self._write_problem(name, current, state, node, device=False) is not None:
+            return True  # reported
+        self.rewritten_methods[id(node)] = "rebind"
+        return True
 
     def _method(self, call: cst.Call, method: str, receiver: Val, args: list[Val], state: State) -> Val:
         if (
@@ -1587,7 +1813,7 @@ class FunctionFlow:
                 return self._new(call, dtype=kind, device=receiver.device)
             if method == "astype":
                 copy = keywords.get("copy")
-                kind = _dtype_of(call.args[0].value if call.args else None, self.qname)
+                kind = self._dtype_of(call.args[0].value if call.args else None)
                 if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
                     return self._new(call, dtype=kind, shape=receiver.shape, device=receiver.device)
                 return replace(receiver, owned=False, dtype=kind, origin="`.astype(..., copy=...)`")
@@ -1606,7 +1832,11 @@ class FunctionFlow:
                         else None
                     )
                 return replace(
-                    receiver, contig=receiver.contig and method in ("reshape", "ravel"), shape=shape
+                    receiver,
+                    contig=receiver.contig and method in ("reshape", "ravel"),
+                    shape=shape,
+                    obj=self._site(call),
+                    ndim=1 if method == "ravel" else None,
                 )
             if method in ("tolist", "item"):
                 return num(receiver.dtype) if method == "item" else Val(frozenset({"list"}))
@@ -1652,6 +1882,35 @@ def _refine(test: cst.BaseExpression, state: State) -> State:
     return state
 
 
+def _interval(expr: cst.BaseExpression, state: State) -> Optional[tuple[int, int]]:
+    """The values an integer expression of literals and ``range(<literal>)`` loop variables may take."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0), int(expr.value, 0)
+    if isinstance(expr, cst.Name):
+        value = state.names.get(expr.value)
+        if value is not None and value.const is not None:
+            return value.const, value.const
+        if value is not None and value.stop is not None and value.stop.isdigit() and int(value.stop) > 0:
+            return 0, int(value.stop) - 1
+        return None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _interval(expr.expression, state)
+        return (-inner[1], -inner[0]) if inner is not None else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+        expr.operator, (cst.Add, cst.Subtract, cst.Multiply)
+    ):
+        left, right = _interval(expr.left, state), _interval(expr.right, state)
+        if left is None or right is None:
+            return None
+        if isinstance(expr.operator, cst.Add):
+            return left[0] + right[0], left[1] + right[1]
+        if isinstance(expr.operator, cst.Subtract):
+            return left[0] - right[1], left[1] - right[0]
+        products = [a * b for a in left for b in right]
+        return min(products), max(products)
+    return None
+
+
 def _pairwise(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
     """``a, b = e1, e2``: same length, no starred element on either side."""
     if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
@@ -1695,9 +1954,13 @@ def _arith(left: Val, right: Val, op: str, fresh: Optional[Val] = None) -> Val:
 
 
 def _result_kind(op: str, a: Optional[str], b: Optional[str]) -> Optional[str]:
-    kind = promote(a, b)
-    if kind is None:
+    kinds = promote(a, b)
+    if kinds is None:
         return None
+    return kinds_union(*(_one_result_kind(op, kind) for kind in kinds))
+
+
+def _one_result_kind(op: str, kind: str) -> str:
     if op == "/" and kind in "bi":
         return "f"
     if kind == "b" and op in ("+", "-", "*", "**", "//", "%"):
@@ -1705,9 +1968,19 @@ def _result_kind(op: str, a: Optional[str], b: Optional[str]) -> Optional[str]:
     return kind
 
 
-def _augmented_problem(op: str, kind: str, value_kind: Optional[str]) -> Optional[str]:
-    if value_kind is None:
+def _augmented_problem(op: str, kinds: str, value_kinds: Optional[str]) -> Optional[str]:
+    """Why ``a OP= v`` may differ between NumPy and JAX for some pair of the possible kinds (None: it cannot)."""
+    if value_kinds is None:
         return "a value whose dtype the analysis does not know"
+    for kind in kinds:
+        for value_kind in value_kinds:
+            reason = _one_augmented_problem(op, kind, value_kind)
+            if reason is not None:
+                return reason
+    return None
+
+
+def _one_augmented_problem(op: str, kind: str, value_kind: str) -> Optional[str]:
     if kind == "b":
         return "a boolean array"
     allowed = {
@@ -1721,6 +1994,15 @@ def _augmented_problem(op: str, kind: str, value_kind: Optional[str]) -> Optiona
         return f"a `{value_kind}` value on a `{kind}` array (NumPy casts in place or refuses, JAX promotes)"
     if kind in "bi" and value_kind not in "bi":
         return "a non-integer value on an integer array"
+    return None
+
+
+def _set_problem(kinds: str, value_kinds: str) -> Optional[str]:
+    """Why ``a[i] = v`` may differ for some pair of the possible kinds: a value of a higher kind than the array."""
+    for kind in kinds:
+        for value_kind in value_kinds:
+            if _ORDER.index(value_kind) > _ORDER.index(kind):
+                return f"a `{value_kind}` value into a `{kind}` array (NumPy casts, JAX promotes or warns)"
     return None
 
 
@@ -1767,10 +2049,10 @@ def _ufunc_kind(qualified: str, kinds: list[Optional[str]]) -> Optional[str]:
     if name in _BOOLEAN_UFUNCS:
         return "b"
     kind = promote(*kinds) if kinds else None
-    if name in _FLOATING_UFUNCS and kind in ("b", "i"):
-        return "f"
-    if name in ("absolute", "abs") and kind == "c":
-        return "f"
+    if kind is not None and name in _FLOATING_UFUNCS:
+        kind = kinds_union(*("f" if k in "bi" else k for k in kind))
+    if kind is not None and name in ("absolute", "abs"):
+        kind = kinds_union(*("f" if k == "c" else k for k in kind))
     if name in (
         "add",
         "subtract",

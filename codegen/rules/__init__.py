@@ -16,6 +16,7 @@ from codegen.rules.refusals import (
     IndexSafety,
     InplaceMethod,
     OutArgument,
+    UnmodelledStatement,
     ViewWrite,
 )
 from codegen.rules.shape_assign import ShapeAssign
@@ -33,6 +34,7 @@ RULES: tuple[type[Rule], ...] = (
     InplaceMethod,
     OutArgument,
     DataDependentShape,
+    UnmodelledStatement,
     ShapeAssign,
     VectorizeSignature,
     InplaceUpdate,

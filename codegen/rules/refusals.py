@@ -5,10 +5,11 @@ an idiom that translates safely.  They apply to code that reaches ``oqupy_jax`` 
 """
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen import names
 from codegen.flow import ufunc_inputs
-from codegen.rules.base import Idiom, Invalid, Rule
+from codegen.rules.base import Example, Idiom, Invalid, Rule
 
 
 class _Refusal(Rule):
@@ -28,20 +29,26 @@ class _FlowRefusal(_Refusal):
         self._report_flow(node)
 
     def _report_flow(self, node: cst.FunctionDef | cst.Module) -> None:
-        if self.in_host:
-            return
-        for problem in self.flow(node).problems.values():
-            if problem.rule == self.NAME:
-                self.report(problem.node, problem.message, problem.idiom)
+        if not self.in_host or self.HOST:
+            self.report_findings(node)
+
+    HOST = False  # whether the rule also reports (some of) its findings in ``@host`` code
 
 
 class ArgumentWrite(_FlowRefusal):
     """Refuse in-place writes into arguments: ``x[i] = v`` or ``x += v`` on a parameter, on a view or alias of
     one (``y = x[1:]``, ``y = np.atleast_1d(x)``), or on a parameter without an ``np.ndarray`` / ``list`` /
     ``dict`` / scalar annotation (it may be an array).  NumPy callers would see the change, JAX callers not.
+    ``@host`` functions too: they get the caller's array as NumPy has it in ``oqupy_numpy``, and a read-only
+    copy or view of a ``jax.Array`` in ``oqupy_jax``.
 
     Idiom: ``x = x.copy()`` first and return the result; annotate parameters.
     """
+
+    HOST = True
+
+    def renders(self, finding) -> bool:
+        return not self.in_host or any(key == "argument" for key, _ in finding.facts)
 
     IDIOMS = (
         Idiom(
@@ -106,6 +113,19 @@ class ArgumentWrite(_FlowRefusal):
                 return u
             """,
             "unannotated argument `u`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            from oqupy._codegen import host
+
+
+            @host
+            def normalise(x: np.ndarray):
+                y = np.asarray(x)
+                y[:] = y / y.sum()
+            """,
+            "in-place write to the argument `x` through `y`",
         ),
     )
 
@@ -309,8 +329,76 @@ class AttributeWrite(_FlowRefusal):
 
 
 class ChainedWrite(_FlowRefusal):
-    """Refuse ``a[i][j] = v``, ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
+    """Write ``a[i][j] = v`` as ``a[i, j] = v`` when every inner index is an integer (``a[i]`` is then a view of
+    ``a``, so the two mean the same in NumPy); refuse other chained subscript writes (``a[1:3][0] = v``,
+    ``a[idx][0] = v``), ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
     (``a[0], a[1] = a[1], a[0]``: NumPy assigns one after the other, through views)."""
+
+    NEEDS = ("<chained-write>",)
+    MAY_BE_IDLE = True
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+
+            def f(v: float):
+                a = np.zeros((2, 3))
+                a[1][-1] = v
+                a[0][1] += 2.0
+                return a
+            """,
+            jax="""
+            import jax.numpy as jnp
+
+
+            def f(v: float):
+                a = jnp.zeros((2, 3))
+                a = a.at[1, -1].set(v)
+                a = a.at[0, 1].add(2.0)
+                return a
+            """,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.flat: list[set[int]] = []
+
+    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
+        self.flat.append(set() if self.in_host else self.flow(node, cache=False).flattened)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._enter(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.flat.pop()
+        return updated_node
+
+    def _flat(self, original: cst.CSTNode, target: cst.BaseExpression) -> cst.BaseExpression:
+        if id(original) not in self.flat[-1] or not isinstance(target, cst.Subscript):
+            return target
+        inner: list[cst.SubscriptElement] = []
+        base = target.value
+        while isinstance(base, cst.Subscript):
+            inner = [*base.slice, *inner]
+            base = base.value
+        self.fire()
+        return target.with_changes(value=base, slice=[*inner, *target.slice])
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        if len(updated_node.targets) != 1:
+            return updated_node
+        target = updated_node.targets[0]
+        return updated_node.with_changes(
+            targets=[target.with_changes(target=self._flat(original_node, target.target))]
+        )
+
+    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
+        return updated_node.with_changes(target=self._flat(original_node, updated_node.target))
 
     IDIOMS = (
         Idiom(
@@ -344,7 +432,7 @@ class ChainedWrite(_FlowRefusal):
 
             def f():
                 a = np.zeros((2, 2))
-                a[0][1] = 1.0
+                a[0:1][0] = 1.0
                 return a
             """,
             "chained",
@@ -371,35 +459,47 @@ class IndexSafety(_FlowRefusal):
     indices ``.at[].add`` accumulates where NumPy applies once.  Proven: slices, ``...``, ``None``; a literal
     within a literal shape (``np.zeros(4)``, ``a[3]``); a ``for i in range(n)`` variable (or ``-1 - i``,
     ``n - 1 - i``) on an axis created with length ``n`` (a literal or a name never rebound); a boolean mask
-    of the array itself (``a[a > 0] = 0.0``) with a scalar value.  Everything else is refused.
+    of the array itself (``a[a > 0] = 0.0``) with a scalar value; tuples of such literals and slices, written
+    out (``a[(0, -2)]``), bound to a name or held by a dict of such tuples (``a[regions["head"]]``).  A literal
+    index on an axis of unknown length is checked against the shape in ``oqupy_jax``
+    (``a.at[range(a.shape[0])[0]]``: the shape is static under ``jax.jit``, so it raises ``IndexError`` as NumPy
+    does).  Everything else is refused.
 
     Idiom: index with such a loop variable or literal; build the result without writes (``np.where``,
     ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.
     """
 
-    IDIOMS = (
-        Idiom(
+    VALID = (
+        Example(
             """
             import numpy as np
 
 
-            def unit(size: int):
+            def unit(size: int, r: float):
                 vector = np.zeros(size)
                 vector[0] = 1.0
-                return vector
+                table = np.zeros((3, 4))
+                table[(0, -2)] = 1.0
+                regions = {"head": (slice(0, 2), 1)}
+                table[regions["head"]] += r
+                return vector, table
             """,
-            """
-            import numpy as np
+            jax="""
+            import jax.numpy as jnp
 
 
-            def unit(size: int):
-                if size < 1:
-                    raise ValueError("size")
-                vector = np.zeros(size)
-                vector[0] = 1.0
-                return vector
+            def unit(size: int, r: float):
+                vector = jnp.zeros(size)
+                vector = vector.at[range(vector.shape[0])[0]].set(1.0)
+                table = jnp.zeros((3, 4))
+                table = table.at[(0, -2)].set(1.0)
+                regions = {"head": (slice(0, 2), 1)}
+                table = table.at[regions["head"]].add(r)
+                return vector, table
             """,
         ),
+    )
+    IDIOMS = (
         Idiom(
             """
             import numpy as np
@@ -628,6 +728,11 @@ class ClosureWrite(_FlowRefusal):
 class InplaceMethod(_FlowRefusal):
     """Refuse in-place array methods (``.fill``, ``.sort``, ``.resize``, ``.put``, ...) and ``np.copyto``.
 
+    Two are rewritten in ``oqupy_jax`` instead, as statements on a local array: ``x.sort(...)`` becomes
+    ``x = x.sort(...)`` (``jax.Array.sort`` returns the sorted copy) where ``x`` could be written in place (the
+    rules of argument-write and view-write apply), and ``x.setflags(write=False)`` is dropped (JAX arrays are
+    immutable; the analysis then treats ``x`` as read-only).
+
     A method call counts when its receiver may be an array by the flow analysis (``b = x.flatten(); b.sort()``
     included: ``jax.Array.sort()`` returns a sorted copy and drops it).
     """
@@ -639,8 +744,8 @@ class InplaceMethod(_FlowRefusal):
 
 
             def f(x: np.ndarray):
-                b = x.flatten()
-                b.sort()
+                b = np.zeros_like(x)
+                b.fill(2.0)
                 return b
             """,
             """
@@ -648,7 +753,7 @@ class InplaceMethod(_FlowRefusal):
 
 
             def f(x: np.ndarray):
-                return np.sort(x.flatten())
+                return np.full_like(x, 2.0)
             """,
         ),
     )
@@ -679,6 +784,65 @@ class InplaceMethod(_FlowRefusal):
         ),
     )
 
+    NEEDS = ("<method-statement>",)
+    MAY_BE_IDLE = True
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                times = x * 2.0
+                times.sort()
+                times.setflags(write=False)
+                return times
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+
+            def f(x: jax.Array):
+                times = x * 2.0
+                times = jnp.sort(times)
+                return times
+            """,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.methods: list[dict[int, str]] = []
+
+    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
+        self.methods.append({} if self.in_host else self.flow(node, cache=False).rewritten_methods)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._enter(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.methods.pop()
+        return updated_node
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
+        how = self.methods[-1].get(id(original_node)) if self.methods else None
+        if how is None:
+            return updated_node
+        self.fire()
+        if how == "drop":
+            return cst.RemovalSentinel.REMOVE
+        call = updated_node.value
+        receiver = call.func.value
+        AddImportsVisitor.add_needed_import(self.ctx.codemod, "jax.numpy", asname="jnp")
+        sort = cst.Call(
+            func=cst.Attribute(cst.Name("jnp"), cst.Name("sort")), args=[cst.Arg(receiver), *call.args]
+        )
+        return cst.Assign(targets=[cst.AssignTarget(receiver)], value=sort)
+
     def check_Call(self, node: cst.Call) -> None:
         if self.in_host:
             return
@@ -687,6 +851,58 @@ class InplaceMethod(_FlowRefusal):
             self.report(
                 node, f"`{self.qname(func)}` writes into its argument", "build the result as a new array"
             )
+
+
+class UnmodelledStatement(_FlowRefusal):
+    """Refuse statements the array analysis does not model (``match``): it cannot tell what their cases bind
+    or write, so no write after them could be proven.
+
+    Idiom: write the cases with ``if`` / ``elif`` / ``else``.
+    """
+
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(kind: str):
+                a = np.zeros(3)
+                match kind:
+                    case "first":
+                        a[0] = 1.0
+                    case _:
+                        pass
+                return a
+            """,
+            "`match` statement",
+        ),
+    )
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(kind: str):
+                a = np.zeros(3)
+                match kind:
+                    case "first":
+                        a[0] = 1.0
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f(kind: str):
+                a = np.zeros(3)
+                if kind == "first":
+                    a[0] = 1.0
+                return a
+            """,
+        ),
+    )
 
 
 class OutArgument(_Refusal):

@@ -156,15 +156,21 @@ def jnp_names(r: random.Random, s: str) -> _Snippet:
 
 
 def loop_write(r: random.Random, s: str) -> _Snippet:
-    index = r.choice(["i", "-1 - i", "3 - i"])
+    index = r.choice(["i", "-1 - i", "3 - i", "2 * i + 1"])
     op = r.choice(["=", "+=", "*="])
-    return _Snippet(
-        [f"a{s} = np.zeros(4)", "for i in range(4):", f"    a{s}[{index}] {op} x[i] + {_value(r)}"], f"a{s}"
+    # an ``np.ndarray`` argument may be complex: its elements go into a complex array, numbers into a real one
+    create, value = r.choice(
+        [
+            ("np.zeros(8, dtype=np.complex128)", f"x[i] + {_value(r)}"),
+            ("np.ones(8)", f"0.5 * i + {_value(r)}"),
+        ]
     )
+    return _Snippet([f"a{s} = {create}", "for i in range(4):", f"    a{s}[{index}] {op} {value}"], f"a{s}")
 
 
 def mask_write(r: random.Random, s: str) -> _Snippet:
-    return _Snippet([f"a{s} = x * 3.0", f"a{s}[a{s} > 1.0] = {_value(r)}"], f"a{s}")
+    create = r.choice(["x * 3.0", "np.exp(x)", "np.linspace(0.0, 2.0, 5)"])
+    return _Snippet([f"a{s} = {create}", f"a{s}[a{s} > 1.0] = {_value(r)}"], f"a{s}")
 
 
 CLASSES = {
@@ -197,7 +203,8 @@ KERNEL_CLASSES = (
 
 def draw(r: random.Random) -> Drawn:
     kernel = r.random() < 0.25
-    names = r.sample(KERNEL_CLASSES if kernel else sorted(CLASSES), r.randint(1, 3))
+    outside = sorted(set(CLASSES) - {"kernel-copy"})  # the class is about kernels' traced arguments
+    names = r.sample(KERNEL_CLASSES if kernel else outside, r.randint(1, 3))
     header: list[str] = []
     body: list[str] = []
     results = []

@@ -124,7 +124,8 @@ def test_class3_facts_are_flow_sensitive(rule, body):
 
 def test_class3_a_copy_on_every_path_may_be_written():
     agrees("if n > 3:\n    y = np.array(x)\nelse:\n    y = np.array(x) * 2.0\ny[:1] = 9\nreturn x, y")
-    refused_by("argument-write", "y = x.copy()\ny[:1] = 9\nreturn x, y")  # a NumPy array in oqupy_jax
+    # a NumPy array in oqupy_jax when x is one: written `jnp.asarray(y).at[:1].set(9)` there
+    agrees("y = x.copy()\ny[:1] = 9\nreturn x, y")
 
 
 @pytest.mark.parametrize(
@@ -190,7 +191,7 @@ def test_class7_integer_dtype_under_at_is_refused(body):
     [
         ("argument-write", "u += 1.0\nreturn u"),
         ("argument-write", "u[0] = 1.0\nreturn u"),
-        ("inplace-method", "b = x.flatten()\nb.sort()\nreturn b"),
+        ("inplace-method", "b = x.flatten()\nb.fill(1.0)\nreturn b"),
     ],
 )
 def test_class8_unannotated_argument_writes_and_inplace_methods_are_refused(rule, body):
@@ -355,4 +356,5 @@ def test_module_level_code_goes_through_the_same_analysis():
     # a second module-level name of the same array stays visible to importers
     refused_by("view-write", "return TABLE, ALIAS", "\nTABLE = np.zeros(4)\nALIAS = TABLE\nTABLE[0] = 1.0\n")
     refused_by("index-safety", "return TABLE", "\nTABLE = np.zeros(4)\nTABLE[6] = 1.0\n")
-    refused_by("chained-write", "return TABLE", "\nTABLE = np.zeros((2, 2))\nTABLE[0][1] = 1.0\n")
+    agrees("return TABLE", "\nTABLE = np.zeros((2, 2))\nTABLE[0][1] = 1.0\n")  # written TABLE[0, 1]
+    refused_by("chained-write", "return TABLE", "\nTABLE = np.zeros((2, 2))\nTABLE[0:1][0] = 1.0\n")
