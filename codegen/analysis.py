@@ -175,7 +175,7 @@ class MarkerContext(QualifiedNames):
     def _module_dtypes(self) -> dict[str, str]:
         """Module constants that name a dtype (``NpDtype = np.complex128``): name -> element kind."""
         if "__dtypes__" not in self.ctx.flows:
-            from codegen.flow import _dtype_of
+            from codegen.flow import dtype_of
 
             found = {}
             for statement in self.module_node.body:
@@ -184,7 +184,7 @@ class MarkerContext(QualifiedNames):
                 ):
                     if isinstance(small, cst.Assign) and len(small.targets) == 1:
                         target = small.targets[0].target
-                        kind = _dtype_of(small.value, self.qname)
+                        kind = dtype_of(small.value, self.qname)
                         if isinstance(target, cst.Name) and kind is not None:
                             found[target.value] = kind
             self.ctx.flows["__dtypes__"] = found
@@ -277,9 +277,9 @@ def _kernel_names(names: QualifiedNames, node: cst.FunctionDef, keyword: str) ->
 
 
 def _bound_names(node: cst.FunctionDef) -> set[str]:
-    from codegen.flow import _Skeleton
+    from codegen.flow import Skeleton
 
-    skeleton = _Skeleton(node)
+    skeleton = Skeleton(node)
     node.visit(skeleton)
     params = node.params
     return skeleton.assigned | {
