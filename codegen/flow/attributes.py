@@ -23,16 +23,26 @@ def class_attribute_kinds(
         if is_array(annotation):
             return frozenset({"array"})
         expr = annotation.annotation
+        optional = isinstance(expr, cst.Subscript) and qname(expr.value) == "typing.Optional"
+        if optional:  # ``Optional[int]``: a number or None
+            inner = expr.slice[0].slice
+            expr = inner.value if isinstance(inner, cst.Index) else expr
         qualified = qname(expr.value if isinstance(expr, cst.Subscript) else expr) or ""
         if qualified in _SCALAR_ANNOTATIONS:
-            return frozenset({"num"})
+            return frozenset({"num", "other"} if optional else {"num"})
         if qualified in _CONTAINER_ANNOTATIONS:
             return frozenset({_CONTAINER_ANNOTATIONS[qualified]})
         return frozenset({"unknown"})
 
-    def kinds_of_value(expr: Optional[cst.BaseExpression]) -> str:
+    def kinds_of_value(
+        expr: Optional[cst.BaseExpression], owner: str = "", scalars: frozenset[str] = frozenset()
+    ) -> str:
         while isinstance(expr, cst.UnaryOperation):
             expr = expr.expression
+        if isinstance(expr, cst.Name) and expr.value in scalars:
+            return "num"  # a parameter annotated as a number
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == owner:
+            return f"ref:{expr.attr.value}"  # another attribute of the object: resolved below
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
             return "num"
         if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
@@ -61,6 +71,11 @@ def class_attribute_kinds(
         ):
             continue
         owner = params[0].name.value
+        scalars = frozenset(
+            p.name.value
+            for p in (*params, *statement.params.kwonly_params)
+            if p.annotation is not None and kinds_of_annotation(p.annotation) <= {"num", "other"}
+        )
 
         class _Targets(cst.CSTVisitor):
             def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
@@ -86,7 +101,7 @@ def class_attribute_kinds(
                 for target in small.targets:
                     name = self._attr(target.target)
                     if name is not None:
-                        assigned.setdefault(name, set()).add(kinds_of_value(small.value))
+                        assigned.setdefault(name, set()).add(kinds_of_value(small.value, owner, scalars))
                     else:
                         self._unpacked(target.target)
 
@@ -110,6 +125,17 @@ def class_attribute_kinds(
                     self._unpacked(small.asname.name)
 
         statement.visit(_Targets())
-    kinds = {name: frozenset(found) for name, found in assigned.items()}
+    for _ in range(len(assigned) + 1):  # ``self.a = self.b``: a holds what b may hold
+        for name, found in assigned.items():
+            for ref in [k for k in found if k.startswith("ref:")]:
+                other = ref[len("ref:") :]
+                target = annotated.get(other, assigned.get(other))
+                if target is not None and not any(k.startswith("ref:") for k in target):
+                    found.discard(ref)
+                    found.update(target)
+    kinds = {
+        name: frozenset("unknown" if k.startswith("ref:") else k for k in found)
+        for name, found in assigned.items()
+    }
     kinds.update(annotated)
     return kinds

@@ -12,6 +12,7 @@ from codegen.flow.numpy_model import (
     FRESH_FUNCTIONS,
     FRESH_METHODS,
     INPLACE_METHODS,
+    KNOWN_CONTAINERS,
     PURE_BUILTINS,
     STORING_METHODS,
     WRITABLE_VIEW_FUNCTIONS,
@@ -233,6 +234,8 @@ class Expressions:
 
     def _attribute(self, expr: cst.Attribute, state: State) -> Val:
         qualified = self.qname(expr)
+        if qualified in KNOWN_CONTAINERS:
+            return Val(frozenset({KNOWN_CONTAINERS[qualified]}))
         if qualified is not None and qualified.startswith(("numpy.", "math.")):
             return (
                 num("f")

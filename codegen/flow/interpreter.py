@@ -129,9 +129,13 @@ class FunctionFlow(Writes, Indices, Expressions):
             expr = annotation.annotation
             if isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional":
                 kinds.add("other")
-            # by convention an ``np.ndarray`` argument is a float or complex array (see dtype-safety)
+            # an ``np.ndarray`` argument's dtype is unknown: integer, float or complex (see dtype-safety)
             return Val(
-                frozenset(kinds), buf, dtype="fc", device=name in self.traced, origin=f"the argument `{name}`"
+                frozenset(kinds),
+                buf,
+                dtype="ifc",
+                device=name in self.traced,
+                origin=f"the argument `{name}`",
             )
         expr = annotation.annotation
         base = expr.value if isinstance(expr, cst.Subscript) else expr

@@ -105,6 +105,8 @@ _CONTAINER_ANNOTATIONS = {
     "builtins.tuple": "other",
     "typing.Tuple": "other",
 }
+#: module attributes of the standard library that are containers, never arrays (``os.environ[k] = v``)
+KNOWN_CONTAINERS = {"os.environ": "dict", "sys.modules": "dict", "sys.path": "list"}
 #: augmented operator -> binary operator symbol
 AUG_SYMBOLS = {
     cst.AddAssign: "+",
@@ -199,9 +201,14 @@ def _one_augmented_problem(op: str, kind: str, value_kind: str) -> Optional[str]
 
 
 def _set_problem(kinds: str, value_kinds: str) -> Optional[str]:
-    """Why ``a[i] = v`` may differ for some pair of the possible kinds: a value of a higher kind than the array."""
+    """Why ``a[i] = v`` may differ for some pair of the possible kinds: a value of a higher kind than the array.
+
+    A float into an array that may be integer or inexact (an argument's dtype, ``"ifc"``) is allowed: both
+    packages truncate it into an integer array (JAX with a warning), and store it as is otherwise."""
     for kind in kinds:
         for value_kind in value_kinds:
+            if kind == "i" and value_kind == "f" and len(kinds) > 1:
+                continue
             if _ORDER.index(value_kind) > _ORDER.index(kind):
                 return f"a `{value_kind}` value into a `{kind}` array (NumPy casts, JAX promotes or warns)"
     return None

@@ -140,7 +140,11 @@ class DtypeSafety(_FlowRefusal):
     ``a /= 2`` on an integer array raises in NumPy and gives floats in JAX; ``a += 1j`` on a real array;
     ``a *= b`` or ``a @= b`` that would change ``a``'s shape; ``a[3] /= 2`` on an integer array (NumPy casts
     the element back); ``x += v`` where ``x`` may be an array of unknown origin.  Element writes
-    ``a[i] = v`` need a value kind that fits the array's dtype (``int`` < ``float`` < ``complex``).
+    ``a[i] = v`` need a value kind that fits the array's dtype (``int`` < ``float`` < ``complex``).  Kinds are
+    sets: an ``np.ndarray`` argument (and a copy of it) may be integer, float or complex, ``x * 2.0`` float or
+    complex, and a write must fit every pair (a float into a maybe-integer array is truncated by both packages,
+    so ``y = x.copy(); y[0] = 0.5`` translates, ``y += 0.5`` does not); a dtype may come from a module constant
+    (``DTYPE = np.complex128``).
 
     Idiom: give the array the result's dtype (``dtype=np.complex128``) or write ``a = a / 2`` (a new array).
     """
@@ -187,6 +191,39 @@ class DtypeSafety(_FlowRefusal):
             """,
         ),
     )
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+            DTYPE = np.complex128
+
+
+            def f(x: np.ndarray):
+                y = x.copy()
+                y[0] = 0.5
+                y += 1
+                a = np.zeros(2, dtype=DTYPE)
+                a[1] = x[0]
+                return y, a
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+            DTYPE = jnp.complex128
+
+
+            def f(x: jax.Array):
+                y = x.copy()
+                y = jnp.asarray(y).at[range(y.shape[0])[0]].set(0.5)
+                y += 1
+                a = jnp.zeros(2, dtype=DTYPE)
+                a = a.at[1].set(x[0])
+                return y, a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -199,6 +236,18 @@ class DtypeSafety(_FlowRefusal):
                 return a
             """,
             "`/=` on a `i` array",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                y = x.copy()
+                y += 0.5
+                return y
+            """,
+            "a `f` value on a `i` array",
         ),
         Invalid(
             """

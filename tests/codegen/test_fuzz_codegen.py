@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.codegen.fuzz_programs import judge, programs
+from tests.codegen.fuzz_translatable import corpus, measure
 
 jax.config.update("jax_enable_x64", True)
 
@@ -46,6 +47,20 @@ def test_random_programs_translate_exactly_or_are_refused(source):
             json.dump({"counts": dict(sorted(_counts.items())), "failures": _failures}, handle, indent=1)
         return
     assert outcome.kind in ("agree", "refused"), f"{outcome.kind}: {outcome.detail}\n\n{source}"
+
+
+# -- legitimately translatable functions (issue 32): accepted, and equal in both packages ------------------
+
+TRANSLATABLE = int(os.environ.get("OQUPY_FUZZ_TRANSLATABLE", "30"))
+
+
+def test_translatable_functions_are_accepted_and_agree():
+    """A seeded draw of functions that mean the same in NumPy and JAX (tests/codegen/fuzz_translatable.py):
+    none may differ or crash, and at least 90% must be accepted (a larger draw: tools/codegen_corpus.py)."""
+    result = measure(corpus(seed=32, count=TRANSLATABLE))
+    totals = result["totals"]
+    assert totals["silent"] == totals["loud"] == totals["crash"] == 0, result["bad"]
+    assert totals["agree"] >= 0.9 * TRANSLATABLE, (dict(totals), dict(result["rules"]))
 
 
 # -- one named regression per class of issue 17 ------------------------------------------------------------
