@@ -126,7 +126,10 @@ def reshape_shape(r: random.Random, s: str) -> _Snippet:
 
 def append_result(r: random.Random, s: str) -> _Snippet:
     op = r.choice(["+=", "*=", "-="])
-    return _Snippet([f"y{s} = np.append(x, {_value(r)})", f"y{s} {op} {_value(r)}"], f"y{s}")
+    # a float appended makes the result float or complex whatever ``x`` is (an integer ``x`` and ``3``: NumPy
+    # refuses ``*= 0.125`` in place, rightly refused)
+    appended = r.choice(["1.0", "2.5", "-0.75", "0.125"])
+    return _Snippet([f"y{s} = np.append(x, {appended})", f"y{s} {op} {_value(r)}"], f"y{s}")
 
 
 def chained_index(r: random.Random, s: str) -> _Snippet:
