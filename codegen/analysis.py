@@ -58,6 +58,14 @@ def backend_test(
     return None
 
 
+def kept_branch(node: cst.If, test: tuple[str, bool], backend: str) -> Optional[cst.BaseSuite | cst.If]:
+    """The one place that decides ``if BACKEND == "x": ... else: ...``: the suite (or the ``elif``) that
+    ``backend`` keeps, None when it keeps nothing.  ``test`` is :func:`backend_test` of ``node.test``."""
+    name, equal = test
+    kept = node.body if (name == backend) == equal else node.orelse
+    return kept.body if isinstance(kept, cst.Else) else kept
+
+
 class QualifiedNames:
     """Mixin: single qualified name of an expression, via libcst metadata."""
 
@@ -133,6 +141,9 @@ class MarkerContext(QualifiedNames):
                 for d in node.decorators
             ):
                 attributes = class_attribute_kinds(owner, self.qname, self.is_array_annotation)
+        traced: frozenset[str] = frozenset()
+        if isinstance(node, cst.FunctionDef) and self.has_marker(node, KERNEL_MARKER):
+            traced = frozenset(p.name.value for p in _all_params(node)) - self._static(node)
         result = FunctionFlow(
             node,
             self.qname,
@@ -143,6 +154,8 @@ class MarkerContext(QualifiedNames):
             self._donating(node),
             attributes,
             module_arrays,
+            traced,
+            self._module_dtypes(),
         ).run()
         if cache:
             self.ctx.flows[key] = result
@@ -154,6 +167,28 @@ class MarkerContext(QualifiedNames):
             if isinstance(scope, cst.FunctionDef):
                 return self.flow(scope)
         return self.flow(self.module_node)
+
+    def _static(self, node: cst.FunctionDef) -> frozenset[str]:
+        """The static arguments a ``@kernel(static=(...))`` declares."""
+        return frozenset(_kernel_names(self, node, "static"))
+
+    def _module_dtypes(self) -> dict[str, str]:
+        """Module constants that name a dtype (``NpDtype = np.complex128``): name -> element kind."""
+        if "__dtypes__" not in self.ctx.flows:
+            from codegen.flow import dtype_of
+
+            found = {}
+            for statement in self.module_node.body:
+                for small in (
+                    getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ()
+                ):
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                        target = small.targets[0].target
+                        kind = dtype_of(small.value, self.qname)
+                        if isinstance(target, cst.Name) and kind is not None:
+                            found[target.value] = kind
+            self.ctx.flows["__dtypes__"] = found
+        return self.ctx.flows["__dtypes__"]
 
     def _donating(self, node: cst.FunctionDef | cst.Module) -> dict:
         """This module's kernels with donated parameters: name -> ((position, parameter), ...)."""
@@ -194,10 +229,6 @@ class MarkerContext(QualifiedNames):
     def in_kernel(self) -> bool:
         return self.kernel_depth > 0
 
-    @property
-    def function_depth(self) -> int:
-        return sum(isinstance(scope, cst.FunctionDef) for scope in self.scopes)
-
     def enter_node(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Module):
             self.module_node = node
@@ -223,10 +254,32 @@ class MarkerContext(QualifiedNames):
             self.annotations.pop()
 
 
-def _bound_names(node: cst.FunctionDef) -> set[str]:
-    from codegen.flow import _Skeleton
+def _all_params(node: cst.FunctionDef) -> list[cst.Param]:
+    params = node.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
-    skeleton = _Skeleton(node)
+
+def _kernel_names(names: QualifiedNames, node: cst.FunctionDef, keyword: str) -> list[str]:
+    """The parameter names listed in ``@kernel(<keyword>=("a", ...))``."""
+    found: list[str] = []
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if not isinstance(call, cst.Call) or names.decorator_marker(decorator) != KERNEL_MARKER:
+            continue
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                found += [
+                    e.value.evaluated_value
+                    for e in getattr(arg.value, "elements", [])
+                    if isinstance(e.value, cst.SimpleString)
+                ]
+    return found
+
+
+def _bound_names(node: cst.FunctionDef) -> set[str]:
+    from codegen.flow import Skeleton
+
+    skeleton = Skeleton(node)
     node.visit(skeleton)
     params = node.params
     return skeleton.assigned | {

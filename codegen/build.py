@@ -225,7 +225,11 @@ def build_tree(repo: Path = REPO) -> Tree:
 
 
 def unused_rules(tree: Tree) -> list[str]:
-    return [rule.NAME for rule in RULES if rule.rewrites() and not tree.fired.get(rule.NAME)]
+    return [
+        rule.NAME
+        for rule in RULES
+        if rule.rewrites() and not rule.MAY_BE_IDLE and not tree.fired.get(rule.NAME)
+    ]
 
 
 def existing_files(repo: Path = REPO) -> dict[str, str]:

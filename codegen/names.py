@@ -6,11 +6,11 @@ expression written into the JAX package.
 """
 
 _NUMPY_SAME = """
-abs absolute all allclose any arange argmax argmin argsort argwhere array asarray atleast_1d atleast_2d
+abs absolute all allclose amax amin any append arange argmax argmin argsort argwhere array asarray atleast_1d atleast_2d
 bool_ broadcast_to ceil clip complex128 concatenate conj conjugate copy cos cosh count_nonzero cumprod cumsum
-diag diagonal diff dot dtype e einsum empty empty_like exp expand_dims eye flatnonzero flip float64 floor full
-full_like hstack identity imag indices inf inner int32 int64 iscomplexobj isclose isfinite isnan kron linspace
-log log10 matmul max maximum mean meshgrid min minimum moveaxis nan ndim newaxis nonzero ones ones_like outer
+diag diagonal diff dot dtype e einsum empty empty_like exp expand_dims eye finfo flatnonzero flip float64 floor full
+full_like heaviside hstack identity imag indices inf inner int32 int64 iscomplexobj isclose isfinite isnan kron linspace
+log log10 matmul max maximum mean meshgrid min minimum moveaxis nan nan_to_num ndim newaxis nonzero ones ones_like outer
 pad pi power prod ravel real repeat reshape round searchsorted shape sign sin sinh size sort sqrt square squeeze
 stack std sum swapaxes take take_along_axis tan tanh tensordot tile trace transpose tril triu unique vdot
 vectorize vstack where zeros zeros_like

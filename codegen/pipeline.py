@@ -16,7 +16,6 @@ def _dotted(node: Optional[cst.BaseExpression]) -> str:
 
 DECLARATIONS = ("__runs_on__",)
 """Module-level declarations read by codegen and dropped from the generated packages."""
-RUNS_ON = ("host", "device")
 
 
 class _DropMarkers(cst.CSTTransformer):
@@ -109,11 +108,20 @@ class _Facts(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.Name, cst.Attribute)):
             self.facts.update(q.name for q in self.get_metadata(QualifiedNameProvider, node, set()))
+        elif (
+            isinstance(node, cst.Expr)
+            and isinstance(node.value, cst.Call)
+            and isinstance(node.value.func, cst.Attribute)
+            and node.value.func.attr.value in ("sort", "setflags")
+        ):
+            self.facts.add("<method-statement>")
         elif isinstance(node, (cst.Assign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, cst.Subscript):
                     self.facts.add("<subscript-write>")
+                    if isinstance(target.value, cst.Subscript):
+                        self.facts.add("<chained-write>")
                 elif isinstance(target, cst.Attribute) and target.attr.value == "shape":
                     self.facts.add("<shape-write>")
         return True

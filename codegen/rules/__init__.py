@@ -7,19 +7,16 @@ from codegen.rules.inplace import InplaceUpdate
 from codegen.rules.kernel import KernelJit
 from codegen.rules.markers import HostMarker
 from codegen.rules.refusals import (
-    ArgumentWrite,
-    AttributeWrite,
-    ChainedWrite,
-    ClosureWrite,
     DataDependentShape,
     DtypeSafety,
     IndexSafety,
     InplaceMethod,
     OutArgument,
-    ViewWrite,
+    UnmodelledStatement,
 )
 from codegen.rules.shape_assign import ShapeAssign
 from codegen.rules.vectorize import VectorizeSignature
+from codegen.rules.write_refusals import ArgumentWrite, AttributeWrite, ChainedWrite, ClosureWrite, ViewWrite
 
 RULES: tuple[type[Rule], ...] = (
     BackendBlocks,
@@ -33,6 +30,7 @@ RULES: tuple[type[Rule], ...] = (
     InplaceMethod,
     OutArgument,
     DataDependentShape,
+    UnmodelledStatement,
     ShapeAssign,
     VectorizeSignature,
     InplaceUpdate,

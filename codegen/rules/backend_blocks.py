@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from codegen.analysis import BACKEND_MARKER, backend_test
+from codegen.analysis import BACKEND_MARKER, backend_test, kept_branch
 from codegen.rules.base import Example, Invalid, Rule
 
 KNOWN_BACKENDS = ("numpy", "jax")
@@ -118,12 +118,8 @@ class BackendBlocks(Rule):
         test = backend_test(original_node.test, self.qname)
         if test is None:
             return updated_node
-        name, equal = test
         self.fire()
-        keep_body = (name == self.ctx.backend) == equal
-        branch = updated_node.body if keep_body else updated_node.orelse
-        if isinstance(branch, cst.Else):
-            branch = branch.body
+        branch = kept_branch(updated_node, test, self.ctx.backend)
         if branch is None:
             return cst.RemovalSentinel.REMOVE
         body = list(branch.body)

@@ -22,7 +22,7 @@ from typing import ClassVar, Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
-from codegen.analysis import MarkerContext, ModuleContext, backend_test
+from codegen.analysis import MarkerContext, ModuleContext, backend_test, kept_branch
 from codegen.diagnostics import Diagnostic
 
 
@@ -91,7 +91,7 @@ class Rule(MarkerContext, cst.CSTTransformer):
     ``BACKENDS``: the packages the rule applies to (its checks and its rewrite).  ``NEEDS``: qualified names
     (a trailing "." matches a prefix) or statement kinds (``"<subscript-write>"``) without which the rewrite
     cannot fire; empty: always run.  A rule that rewrites but fires on nothing in the whole template is
-    reported as unused by ``python -m codegen check --full``.
+    reported as unused by ``python -m codegen check --full`` unless ``MAY_BE_IDLE``.
     """
 
     NAME: ClassVar[str] = ""
@@ -100,6 +100,9 @@ class Rule(MarkerContext, cst.CSTTransformer):
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     IDIOMS: ClassVar[tuple[Idiom, ...]] = ()
+    #: a refusal whose rewrite only spares authors a manual one (``a[i][j]`` -> ``a[i, j]``): the template may
+    #: have nothing for it, so it is not reported as unused
+    MAY_BE_IDLE: ClassVar[bool] = False
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
     _REWRITE_METADATA = (QualifiedNameProvider, ParentNodeProvider)  # positions only matter in checks
@@ -149,6 +152,16 @@ class Rule(MarkerContext, cst.CSTTransformer):
             Diagnostic(self.ctx.path, start.line, start.column + 1, self.NAME, message, idiom)
         )
 
+    def report_findings(self, node: cst.FunctionDef | cst.Module) -> None:
+        """Report what the flow analysis of ``node`` filed under this rule and :meth:`renders` selects."""
+        for finding in self.flow(node).problems.values():
+            if finding.rule == self.NAME and self.renders(finding):
+                self.report(finding.node, finding.message, finding.idiom)
+
+    def renders(self, finding) -> bool:
+        """Whether this rule reports ``finding`` here (by default: outside ``@host`` code)."""
+        return not self.in_host
+
     def fire(self) -> None:
         self.ctx.fire(self.NAME)
 
@@ -161,10 +174,7 @@ class Rule(MarkerContext, cst.CSTTransformer):
         if isinstance(node, cst.If):
             test = backend_test(node.test, self.qname)
             if test is not None:  # visit only the branch this backend keeps
-                name, equal = test
-                kept = node.body if (name == self.ctx.backend) == equal else node.orelse
-                if isinstance(kept, cst.Else):
-                    kept = kept.body
+                kept = kept_branch(node, test, self.ctx.backend)
                 if kept is not None and not isinstance(kept, cst.If):
                     kept.visit(walk)
                 return False

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from codegen.analysis import KERNEL_MARKER
+from codegen.analysis import KERNEL_MARKER, backend_test, kept_branch
 from codegen.rules.base import Example, Idiom, Invalid, Rule
 
 #: annotations of values that cannot be traced: such a parameter must be declared static
@@ -16,6 +16,90 @@ MARKER_ARGUMENTS = {"static": "static_argnames", "donate": "donate_argnames"}
 
 def _params(node: cst.FunctionDef) -> list[cst.Param]:
     return [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+
+
+#: what stays static under ``jax.jit`` even for a traced array
+_STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
+_STATIC_CALLS = frozenset({"len", "isinstance"})
+
+
+def _traced_name(expr: cst.CSTNode, traced: set[str]) -> Optional[str]:
+    """A traced name that ``expr``'s value depends on (None: static under tracing)."""
+    if isinstance(expr, cst.Name):
+        return expr.value if expr.value in traced else None
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _STATIC_ATTRIBUTES:
+        return None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _STATIC_CALLS:
+        return None
+    if isinstance(expr, cst.Comparison) and all(
+        isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons
+    ):
+        return None  # ``x is None``: a tracer is never None
+    if isinstance(expr, (cst.Lambda, cst.FunctionDef)):
+        return None
+    for child in expr.children:
+        found = _traced_name(child, traced)
+        if found is not None:
+            return found
+    return None
+
+
+class _TracedTests(cst.CSTVisitor):
+    """The tests (``if``, ``while``, ``x if c else y``) of a kernel body that depend on traced values, with the
+    names bound from traced values followed in source order."""
+
+    def __init__(self, traced: set[str], backend_test, backend: str) -> None:
+        super().__init__()
+        self.traced = set(traced)
+        self.backend_test = backend_test
+        self.backend = backend
+        self.found: list[tuple[cst.CSTNode, str]] = []
+
+    def _test(self, test: cst.BaseExpression) -> None:
+        name = _traced_name(test, self.traced)
+        if name is not None:
+            self.found.append((test, name))
+
+    def visit_If(self, node: cst.If) -> Optional[bool]:
+        test = self.backend_test(node.test)
+        if test is not None:
+            kept = kept_branch(node, test, self.backend)
+            if kept is not None:
+                kept.visit(self)
+            return False
+        self._test(node.test)
+        return True
+
+    def visit_While(self, node: cst.While) -> None:
+        self._test(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._test(node.test)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        depends = _traced_name(node.value, self.traced) is not None
+        for target in node.targets:
+            for name in _bound(target.target):
+                (self.traced.add if depends else self.traced.discard)(name)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if _traced_name(node.value, self.traced) is not None:
+            self.traced.update(_bound(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        if _traced_name(node.iter, self.traced) is not None:
+            self.traced.update(_bound(node.target))
+
+
+def _bound(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound(e.value)]
+    return []
 
 
 def _string_tuple(value: cst.BaseExpression) -> Optional[list[str]]:
@@ -206,6 +290,36 @@ class KernelJit(Rule):
             """,
             "`g` cannot be traced",
         ),
+        Invalid(
+            """
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x: float, n: int):
+                if n % 2:
+                    return -x
+                return x
+            """,
+            "branch on the traced argument `n`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            from oqupy._codegen import kernel
+
+
+            @kernel(donate=("a",))
+            def f(a: np.ndarray) -> np.ndarray:
+                return a * 2.0
+
+
+            A = np.ones(3)
+            B = f(A)
+            C = A + B
+            """,
+            "`A` is used after being donated to `f`",
+        ),
     )
 
     def kernel_decorator(self, node: cst.FunctionDef) -> Optional[cst.Decorator]:
@@ -215,14 +329,18 @@ class KernelJit(Rule):
         return None
 
     # -- check -------------------------------------------------------------------------------------
+    def check_Module(self, node: cst.Module) -> None:
+        if not self.in_host:  # arrays used after being donated, at module level
+            self.report_findings(node)
+
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not self.in_host:  # arrays used after being donated (calls to this module's kernels)
-            for problem in self.flow(node).problems.values():
-                if problem.rule == self.NAME:
-                    self.report(problem.node, problem.message, problem.idiom)
+            self.report_findings(node)
         decorator = self.kernel_decorator(node)
         if decorator is None:
             return
+        if self.ctx.backend == "jax":
+            self._check_traced_branches(node)
         if len(self.scopes) > 1:  # scopes[-1] is the kernel itself
             self.report(
                 decorator, "@kernel on a nested function or method", "make it a module-level function"
@@ -243,6 +361,19 @@ class KernelJit(Rule):
                         f"kernel parameter `{name}` cannot be traced (annotated `{self.qname(annotation)}`)",
                         f'declare it static: `@kernel(static=("{name}",))`',
                     )
+
+    def _check_traced_branches(self, node: cst.FunctionDef) -> None:
+        """``if`` / ``while`` / conditional expressions whose test depends on a traced argument fail when JAX
+        traces the kernel: refuse them here, with the static argument or ``np.where`` as the idiom."""
+        traced = {p.name.value for p in _params(node)} - set(self._static(node))
+        finder = _TracedTests(traced, lambda test: backend_test(test, self.qname), self.ctx.backend)
+        node.body.visit(finder)
+        for test, name in finder.found:
+            self.report(
+                test,
+                f"branch on the traced argument `{name}` inside a kernel (JAX cannot decide it while tracing)",
+                f'declare it static (`@kernel(static=("{name}",))`) or select with `np.where(cond, a, b)`',
+            )
 
     def _check_marker_arguments(self, decorator: cst.Decorator, params: dict) -> dict[str, list[str]]:
         declared: dict[str, list[str]] = {}

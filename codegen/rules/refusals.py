@@ -5,363 +5,12 @@ an idiom that translates safely.  They apply to code that reaches ``oqupy_jax`` 
 """
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen import names
 from codegen.flow import ufunc_inputs
-from codegen.rules.base import Idiom, Invalid, Rule
-
-
-class _Refusal(Rule):
-    """Checks only code that reaches the JAX package outside ``@host``."""
-
-    BACKENDS = ("jax",)
-
-
-class _FlowRefusal(_Refusal):
-    """Reports the problems the flow analysis (:mod:`codegen.flow`) files under this rule's name, for each
-    function and for the module's top-level code."""
-
-    def check_Module(self, node: cst.Module) -> None:
-        self._report_flow(node)
-
-    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._report_flow(node)
-
-    def _report_flow(self, node: cst.FunctionDef | cst.Module) -> None:
-        if self.in_host:
-            return
-        for problem in self.flow(node).problems.values():
-            if problem.rule == self.NAME:
-                self.report(problem.node, problem.message, problem.idiom)
-
-
-class ArgumentWrite(_FlowRefusal):
-    """Refuse in-place writes into arguments: ``x[i] = v`` or ``x += v`` on a parameter, on a view or alias of
-    one (``y = x[1:]``, ``y = np.atleast_1d(x)``), or on a parameter without an ``np.ndarray`` / ``list`` /
-    ``dict`` / scalar annotation (it may be an array).  NumPy callers would see the change, JAX callers not.
-
-    Idiom: ``x = x.copy()`` first and return the result; annotate parameters.
-    """
-
-    IDIOMS = (
-        Idiom(
-            """
-            import numpy as np
-
-
-            def f(x: np.ndarray):
-                x[0] = 1.0
-                return x
-            """,
-            """
-            import numpy as np
-
-
-            def f(x: np.ndarray):
-                y = np.array(x, dtype=np.float64)
-                y[:1] = 1.0
-                return y
-            """,
-        ),
-    )
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f(x: np.ndarray):
-                x[0] = 1.0
-                return x
-            """,
-            "argument `x`",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f(x: np.ndarray):
-                x += 1.0
-                return x
-            """,
-            "argument `x`",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f(x: np.ndarray):
-                y = np.atleast_1d(x)
-                y[0] = 1.0
-                return y
-            """,
-            "argument `x` through `y`",
-        ),
-        Invalid(
-            """
-            def f(u):
-                u += 1.0
-                return u
-            """,
-            "unannotated argument `u`",
-        ),
-    )
-
-
-class ViewWrite(_FlowRefusal):
-    """Refuse a write into an array while another live name (or a container, attribute or call) may share
-    its memory, and writes through views that may be read-only or not owned by the function.
-
-    The analysis is flow-sensitive (facts per program point, joined at branches and loops) and alias-aware:
-    ``w = a[1:]``, ``w = a``, ``a = w = np.zeros(3)``, ``lst = [a]`` all make ``a`` and ``w`` share memory;
-    a write into either is refused while the other is used later.  A view whose base is dead may be
-    written (``w = a[1:]; w[0] = 1; return w``).  Functions that may return views are listed in
-    ``codegen/flow.py``; every NumPy function outside its fresh and writable-view tables counts as one.
-
-    Idiom: take ``.copy()`` where the second name is bound, or bind a new name.
-    """
-
-    IDIOMS = (
-        Idiom(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(3)
-                w = a[1:]
-                a[:1] = 5.0
-                return a, w
-            """,
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(3)
-                w = a[1:].copy()
-                a[:1] = 5.0
-                return a, w
-            """,
-        ),
-    )
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros((2, 2))
-                b = a[0]
-                b[1] = 5.0
-                return a
-            """,
-            "write into `b` while `a` shares its memory",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(2)
-                a.real[0] = 1.0
-                return a
-            """,
-            "view `.real`",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(3)
-                w = a[1:]
-                a[1] = 5.0
-                return w
-            """,
-            "write into `a` while `w` shares its memory",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.arange(3.0)
-                w = np.flip(a)
-                w[0] = 5.0
-                return a, w
-            """,
-            "write into `w` while `a` shares its memory",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            class A:
-                def f(self):
-                    self.x = np.zeros(3)
-                    w = self.x[1:]
-                    self.x[1] = 5.0
-                    return w
-            """,
-            "`w` shares its memory",
-        ),
-    )
-
-
-class AttributeWrite(_FlowRefusal):
-    """Refuse in-place writes into an array held by an attribute (``self.x[i] = v``, ``self.x[i] += v``,
-    ``self.x += v``, or a write through ``w = self.x``) unless this function allocated that array, stored it
-    in the attribute itself, and no other live name, container or call can see it (then the write becomes
-    ``self.x = self.x.at[i].set(v)``).  NumPy changes the array for every holder (the caller that passed it,
-    another object), JAX would rebind one attribute.  An attribute counts as a container or a number (writes
-    allowed) when the class annotates it (``self.cache: dict = {}``) or only ever assigns it literals.
-
-    Idiom: build the new array in a local name and assign it to the attribute.
-    """
-
-    IDIOMS = (
-        Idiom(
-            """
-            import numpy as np
-
-
-            class A:
-                def __init__(self, x: np.ndarray):
-                    self.x = x
-
-                def bump(self, v: float):
-                    self.x[:1] += v
-            """,
-            """
-            import numpy as np
-
-
-            class A:
-                def __init__(self, x: np.ndarray):
-                    self.x = x
-
-                def bump(self, v: float):
-                    x = np.array(self.x, dtype=np.float64)
-                    x[:1] += v
-                    self.x = x
-            """,
-        ),
-    )
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            class A:
-                def f(self, v: float):
-                    self.x[1:] = v
-            """,
-            "the attribute `self.x`",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            class A:
-                def f(self):
-                    w = self.x
-                    w[0] = 1.0
-                    return w
-            """,
-            "`w`, which may be the array of an attribute",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            class A:
-                def f(self, v: float):
-                    self.total += v
-            """,
-            "`+=` on the attribute `self.total`",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            class A:
-                def f(self, helper):
-                    self.x = np.zeros(3)
-                    helper(self)
-                    self.x[0] = 1.0
-                    return self.x
-            """,
-            "the attribute `self.x`",
-        ),
-    )
-
-
-class ChainedWrite(_FlowRefusal):
-    """Refuse ``a[i][j] = v``, ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
-    (``a[0], a[1] = a[1], a[0]``: NumPy assigns one after the other, through views)."""
-
-    IDIOMS = (
-        Idiom(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.arange(4.0)
-                a[0], a[1] = a[1], a[0]
-                return a
-            """,
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.arange(4.0)
-                first, second = a[1], a[0]
-                a[0] = first
-                a[1] = second
-                return a
-            """,
-        ),
-    )
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros((2, 2))
-                a[0][1] = 1.0
-                return a
-            """,
-            "chained",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(2)
-                del a[0]
-                return a
-            """,
-            "`del`",
-        ),
-    )
+from codegen.rules.base import Example, Idiom, Invalid
+from codegen.rules.refusal_base import _FlowRefusal, _Refusal
 
 
 class IndexSafety(_FlowRefusal):
@@ -371,35 +20,47 @@ class IndexSafety(_FlowRefusal):
     indices ``.at[].add`` accumulates where NumPy applies once.  Proven: slices, ``...``, ``None``; a literal
     within a literal shape (``np.zeros(4)``, ``a[3]``); a ``for i in range(n)`` variable (or ``-1 - i``,
     ``n - 1 - i``) on an axis created with length ``n`` (a literal or a name never rebound); a boolean mask
-    of the array itself (``a[a > 0] = 0.0``) with a scalar value.  Everything else is refused.
+    of the array itself (``a[a > 0] = 0.0``) with a scalar value; tuples of such literals and slices, written
+    out (``a[(0, -2)]``), bound to a name or held by a dict of such tuples (``a[regions["head"]]``).  A literal
+    index on an axis of unknown length is checked against the shape in ``oqupy_jax``
+    (``a.at[range(a.shape[0])[0]]``: the shape is static under ``jax.jit``, so it raises ``IndexError`` as NumPy
+    does).  Everything else is refused.
 
     Idiom: index with such a loop variable or literal; build the result without writes (``np.where``,
     ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.
     """
 
-    IDIOMS = (
-        Idiom(
+    VALID = (
+        Example(
             """
             import numpy as np
 
 
-            def unit(size: int):
+            def unit(size: int, r: float):
                 vector = np.zeros(size)
                 vector[0] = 1.0
-                return vector
+                table = np.zeros((3, 4))
+                table[(0, -2)] = 1.0
+                regions = {"head": (slice(0, 2), 1)}
+                table[regions["head"]] += r
+                return vector, table
             """,
-            """
-            import numpy as np
+            jax="""
+            import jax.numpy as jnp
 
 
-            def unit(size: int):
-                if size < 1:
-                    raise ValueError("size")
-                vector = np.zeros(size)
-                vector[0] = 1.0
-                return vector
+            def unit(size: int, r: float):
+                vector = jnp.zeros(size)
+                vector = vector.at[range(vector.shape[0])[0]].set(1.0)
+                table = jnp.zeros((3, 4))
+                table = table.at[(0, -2)].set(1.0)
+                regions = {"head": (slice(0, 2), 1)}
+                table = table.at[regions["head"]].add(r)
+                return vector, table
             """,
         ),
+    )
+    IDIOMS = (
         Idiom(
             """
             import numpy as np
@@ -479,7 +140,11 @@ class DtypeSafety(_FlowRefusal):
     ``a /= 2`` on an integer array raises in NumPy and gives floats in JAX; ``a += 1j`` on a real array;
     ``a *= b`` or ``a @= b`` that would change ``a``'s shape; ``a[3] /= 2`` on an integer array (NumPy casts
     the element back); ``x += v`` where ``x`` may be an array of unknown origin.  Element writes
-    ``a[i] = v`` need a value kind that fits the array's dtype (``int`` < ``float`` < ``complex``).
+    ``a[i] = v`` need a value kind that fits the array's dtype (``int`` < ``float`` < ``complex``).  Kinds are
+    sets: an ``np.ndarray`` argument (and a copy of it) may be integer, float or complex, ``x * 2.0`` float or
+    complex, and a write must fit every pair (a float into a maybe-integer array is truncated by both packages,
+    so ``y = x.copy(); y[0] = 0.5`` translates, ``y += 0.5`` does not); a dtype may come from a module constant
+    (``DTYPE = np.complex128``).
 
     Idiom: give the array the result's dtype (``dtype=np.complex128``) or write ``a = a / 2`` (a new array).
     """
@@ -526,6 +191,39 @@ class DtypeSafety(_FlowRefusal):
             """,
         ),
     )
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+            DTYPE = np.complex128
+
+
+            def f(x: np.ndarray):
+                y = x.copy()
+                y[0] = 0.5
+                y += 1
+                a = np.zeros(2, dtype=DTYPE)
+                a[1] = x[0]
+                return y, a
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+            DTYPE = jnp.complex128
+
+
+            def f(x: jax.Array):
+                y = x.copy()
+                y = jnp.asarray(y).at[range(y.shape[0])[0]].set(0.5)
+                y += 1
+                a = jnp.zeros(2, dtype=DTYPE)
+                a = a.at[1].set(x[0])
+                return y, a
+            """,
+        ),
+    )
     INVALID = (
         Invalid(
             """
@@ -544,6 +242,18 @@ class DtypeSafety(_FlowRefusal):
             import numpy as np
 
 
+            def f(x: np.ndarray):
+                y = x.copy()
+                y += 0.5
+                return y
+            """,
+            "a `f` value on a `i` array",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
             def f():
                 a = np.zeros(4)
                 a += 1j
@@ -554,79 +264,13 @@ class DtypeSafety(_FlowRefusal):
     )
 
 
-class ClosureWrite(_FlowRefusal):
-    """Refuse writes from a nested function into an array of the enclosing function, from a function into an
-    array of the module, and into names declared ``global`` / ``nonlocal`` (``x = x.at[i].set(v)`` would bind a
-    new local name in JAX, and the array itself cannot be written).
-
-    Idiom: pass the array in and return the updated one.
-    """
-
-    IDIOMS = (
-        Idiom(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(3)
-
-                def g():
-                    a[:1] = 1.0
-
-                g()
-                return a
-            """,
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(3)
-
-                def g(b):
-                    return np.concatenate([np.ones(1), b[1:]])
-
-                a = g(a)
-                return a
-            """,
-        ),
-    )
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(3)
-
-                def g():
-                    a[0] = 1.0
-
-                g()
-                return a
-            """,
-            "enclosing scope",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-            TABLE = np.zeros(3)
-
-
-            def f(v: float):
-                TABLE[0] = v
-                return TABLE
-            """,
-            "module-level array",
-        ),
-    )
-
-
 class InplaceMethod(_FlowRefusal):
     """Refuse in-place array methods (``.fill``, ``.sort``, ``.resize``, ``.put``, ...) and ``np.copyto``.
+
+    Two are rewritten in ``oqupy_jax`` instead, as statements on a local array: ``x.sort(...)`` becomes
+    ``x = jnp.sort(x, ...)`` (a sorted copy) where ``x`` could be written in place (the
+    rules of argument-write and view-write apply), and ``x.setflags(write=False)`` is dropped (JAX arrays are
+    immutable; the analysis then treats ``x`` as read-only).
 
     A method call counts when its receiver may be an array by the flow analysis (``b = x.flatten(); b.sort()``
     included: ``jax.Array.sort()`` returns a sorted copy and drops it).
@@ -639,8 +283,8 @@ class InplaceMethod(_FlowRefusal):
 
 
             def f(x: np.ndarray):
-                b = x.flatten()
-                b.sort()
+                b = np.zeros_like(x)
+                b.fill(2.0)
                 return b
             """,
             """
@@ -648,7 +292,7 @@ class InplaceMethod(_FlowRefusal):
 
 
             def f(x: np.ndarray):
-                return np.sort(x.flatten())
+                return np.full_like(x, 2.0)
             """,
         ),
     )
@@ -679,6 +323,65 @@ class InplaceMethod(_FlowRefusal):
         ),
     )
 
+    NEEDS = ("<method-statement>",)
+    MAY_BE_IDLE = True
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                times = x * 2.0
+                times.sort()
+                times.setflags(write=False)
+                return times
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+
+            def f(x: jax.Array):
+                times = x * 2.0
+                times = jnp.sort(times)
+                return times
+            """,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.methods: list[dict[int, str]] = []
+
+    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
+        self.methods.append({} if self.in_host else self.flow(node, cache=False).rewritten_methods)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._enter(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.methods.pop()
+        return updated_node
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
+        how = self.methods[-1].get(id(original_node)) if self.methods else None
+        if how is None:
+            return updated_node
+        self.fire()
+        if how == "drop":
+            return cst.RemovalSentinel.REMOVE
+        call = updated_node.value
+        receiver = call.func.value
+        AddImportsVisitor.add_needed_import(self.ctx.codemod, "jax.numpy", asname="jnp")
+        sort = cst.Call(
+            func=cst.Attribute(cst.Name("jnp"), cst.Name("sort")), args=[cst.Arg(receiver), *call.args]
+        )
+        return cst.Assign(targets=[cst.AssignTarget(receiver)], value=sort)
+
     def check_Call(self, node: cst.Call) -> None:
         if self.in_host:
             return
@@ -687,6 +390,58 @@ class InplaceMethod(_FlowRefusal):
             self.report(
                 node, f"`{self.qname(func)}` writes into its argument", "build the result as a new array"
             )
+
+
+class UnmodelledStatement(_FlowRefusal):
+    """Refuse statements the array analysis does not model (``match``): it cannot tell what their cases bind
+    or write, so no write after them could be proven.
+
+    Idiom: write the cases with ``if`` / ``elif`` / ``else``.
+    """
+
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(kind: str):
+                a = np.zeros(3)
+                match kind:
+                    case "first":
+                        a[0] = 1.0
+                    case _:
+                        pass
+                return a
+            """,
+            "`match` statement",
+        ),
+    )
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(kind: str):
+                a = np.zeros(3)
+                match kind:
+                    case "first":
+                        a[0] = 1.0
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f(kind: str):
+                a = np.zeros(3)
+                if kind == "first":
+                    a[0] = 1.0
+                return a
+            """,
+        ),
+    )
 
 
 class OutArgument(_Refusal):

@@ -111,11 +111,8 @@ class ShapeAssign(Rule):
         self._report_flow(node)
 
     def _report_flow(self, node: cst.FunctionDef | cst.Module) -> None:
-        if self.in_host:
-            return
-        for problem in self.flow(node).problems.values():
-            if problem.rule == self.NAME:
-                self.report(problem.node, problem.message, problem.idiom)
+        if not self.in_host:
+            self.report_findings(node)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.owned.append(set() if self.in_host else self.flow(node, cache=False).owned_writes)

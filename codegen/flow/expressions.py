@@ -1,0 +1,521 @@
+"""Expressions: what each one evaluates to (:class:`~codegen.flow.values.Val`), calls through the NumPy model."""
+
+import math
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from codegen.flow.numpy_model import (
+    _CREATORS,
+    _SAME_KIND_FUNCTIONS,
+    FRESH_FUNCTIONS,
+    FRESH_METHODS,
+    INPLACE_METHODS,
+    KNOWN_CONTAINERS,
+    PURE_BUILTINS,
+    STORING_METHODS,
+    WRITABLE_VIEW_FUNCTIONS,
+    WRITABLE_VIEW_METHODS,
+    _code,
+    _ufunc_kind,
+    dtype_of,
+    promote,
+    ufunc_inputs,
+)
+from codegen.flow.values import _SLICE, OTHER, UNKNOWN, State, Val, _arith, _binary_symbol, join, num
+
+
+class Expressions:
+    """Mixin of :class:`~codegen.flow.interpreter.FunctionFlow`: evaluation of expressions."""
+
+    # -- expressions -----------------------------------------------------------------------------------
+    def _escape(self, value: Val, state: State) -> None:
+        state.escaped.update(b for b in value.bufs if b.startswith(("new@", "old@")))
+        if value.obj:
+            state.escaped.add(value.obj)
+
+    def _site(self, node: cst.CSTNode) -> str:
+        """The array object made at ``node`` (a view: its memory is another's, the object is new)."""
+        return f"obj@{self.skeleton.span.get(id(node), (0, 0))[0]}"
+
+    def _new(self, node: cst.CSTNode, **facts) -> Val:
+        """A fresh allocation at ``node``: the *recency* abstraction keeps the newest array of a site apart
+        (``new@<site>``) from all older ones (``old@<site>``, e.g. those of earlier loop iterations)."""
+        start, _ = self.skeleton.span.get(id(node), (0, 0))
+        newest, older = f"new@{start}", f"old@{start}"
+        state = self._state
+        if state is not None:
+            for name, value in state.names.items():
+                if newest in value.bufs:
+                    state.names[name] = replace(value, bufs=(value.bufs - {newest}) | {older})
+            if newest in state.escaped:
+                state.escaped.discard(newest)
+                state.escaped.add(older)
+        return Val(frozenset({"array"}), frozenset({newest}), owned=True, obj=f"obj@{start}", **facts)
+
+    def _length(self, expr: cst.BaseExpression, state: State) -> Optional[str]:
+        """A length expression that keeps its value for the whole call: a literal or a never rebound name."""
+        if isinstance(expr, cst.Integer):
+            return str(int(expr.value))
+        if isinstance(expr, cst.Name) and expr.value not in self.skeleton.assigned:
+            val = state.names.get(expr.value)
+            if val is not None and val.kinds == frozenset({"num"}) and val.dtype == "i":
+                return expr.value
+        return None
+
+    def _shape_of(self, expr: Optional[cst.BaseExpression], state: State) -> Optional[tuple[str, ...]]:
+        if expr is None:
+            return None
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            parts = [self._length(e.value, state) for e in expr.elements if isinstance(e, cst.Element)]
+            if len(parts) != len(expr.elements) or any(p is None for p in parts):
+                return None
+            return tuple(p for p in parts if p is not None)
+        length = self._length(expr, state)
+        return (length,) if length is not None else None
+
+    def ev(self, expr: cst.BaseExpression, state: State) -> Val:
+        self._state = state
+        return self._ev(expr, state)
+
+    def _ev(self, expr: cst.BaseExpression, state: State) -> Val:
+        ev = self._ev
+        if isinstance(expr, cst.Name):
+            if expr.value in state.names:
+                return state.names[expr.value]
+            if expr.value in ("None",):
+                return OTHER
+            if expr.value in ("True", "False"):
+                return num("b")
+            return UNKNOWN
+        if isinstance(expr, cst.Integer):
+            return num("i", const=int(expr.value, 0))
+        if isinstance(expr, cst.Float):
+            return num("f")
+        if isinstance(expr, cst.Imaginary):
+            return num("c")
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            if isinstance(expr, cst.FormattedString):
+                for part in expr.parts:
+                    if isinstance(part, cst.FormattedStringExpression):
+                        ev(part.expression, state)
+            return OTHER
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            vals = [ev(element.value, state) for element in expr.elements]
+            for val in vals:
+                self._escape(val, state)
+            if isinstance(expr, cst.List):
+                return Val(frozenset({"list"}))
+            index = None
+            if isinstance(expr, cst.Tuple) and not any(
+                isinstance(e, cst.StarredElement) for e in expr.elements
+            ):
+                self.element_vals[id(expr)] = vals
+                if all(v.const is not None or v.index == _SLICE for v in vals):
+                    index = frozenset({tuple(v.const if v.const is not None else None for v in vals)})
+            return Val(frozenset({"other"}), index=index)
+        if isinstance(expr, cst.Dict):
+            values = []
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    ev(element.key, state)
+                values.append(ev(element.value, state))
+                self._escape(values[-1], state)
+            indices = [v.index for v in values]
+            index = frozenset().union(*indices) if indices and all(i is not None for i in indices) else None
+            return Val(frozenset({"dict"}), index=index)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            self._comprehension(expr, state)
+            return Val(frozenset({"dict" if isinstance(expr, cst.DictComp) else "list"}))
+        if isinstance(expr, cst.StarredElement):
+            return ev(expr.value, state)
+        if isinstance(expr, cst.BinaryOperation):
+            return _arith(ev(expr.left, state), ev(expr.right, state), _binary_symbol(expr), self._new(expr))
+        if isinstance(expr, cst.UnaryOperation):
+            operand = ev(expr.expression, state)
+            if isinstance(expr.operator, cst.Not):
+                return num("b")
+            if "array" in operand.kinds:
+                return self._new(
+                    expr,
+                    contig=operand.contig,
+                    shape=operand.shape,
+                    dtype=operand.dtype,
+                    device=operand.device,
+                )
+            if operand.kinds == frozenset({"num"}):
+                const = (
+                    -operand.const
+                    if operand.const is not None and isinstance(expr.operator, cst.Minus)
+                    else None
+                )
+                return num(operand.dtype, const=const)
+            return Val(frozenset({"unknown"}))
+        if isinstance(expr, cst.Comparison):
+            sides = [ev(expr.left, state)] + [ev(c.comparator, state) for c in expr.comparisons]
+            arrays = [s for s in sides if "array" in s.kinds]
+            if arrays:
+                return self._new(expr, dtype="b", shape=arrays[0].shape, device=any(a.device for a in arrays))
+            if all(s.kinds == frozenset({"num"}) for s in sides):
+                return num("b")
+            return Val(frozenset({"unknown"}))
+        if isinstance(expr, cst.BooleanOperation):
+            return join(ev(expr.left, state), ev(expr.right, state)) or UNKNOWN
+        if isinstance(expr, cst.IfExp):
+            ev(expr.test, state)
+            return join(ev(expr.body, state), ev(expr.orelse, state)) or UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, state)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, state)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, state)
+        if isinstance(expr, cst.Lambda):
+            return OTHER
+        if isinstance(expr, cst.NamedExpr):
+            value = ev(expr.value, state)
+            self._bind(expr.target, value, state, expr)
+            return value
+        if isinstance(expr, (cst.Await, cst.Yield)):
+            inner = getattr(expr, "value", None) or getattr(expr, "expression", None)
+            if isinstance(inner, cst.BaseExpression):
+                self._escape(ev(inner, state), state)
+            return UNKNOWN
+        return UNKNOWN
+
+    def _comprehension(self, expr: cst.CSTNode, state: State) -> None:
+        inner = state.copy()
+        clause = expr.for_in
+        while clause is not None:
+            self._bind(clause.target, self._iterate(clause.iter, inner), inner, expr)
+            for condition in clause.ifs:
+                self._ev(condition.test, inner)
+            clause = clause.inner_for_in
+        if isinstance(expr, cst.DictComp):
+            self._escape(self._ev(expr.value, inner), inner)
+        else:
+            self._escape(self._ev(expr.elt, inner), inner)
+        state.escaped |= inner.escaped
+
+    def _subscript(self, expr: cst.Subscript, state: State) -> Val:
+        base = self._ev(expr.value, state)
+        vals = [self._index_val(e, state) for e in expr.slice]
+        if base.kinds == frozenset({"dict"}) and base.index is not None:
+            return Val(frozenset({"other"}), index=base.index)  # one of the dict's index tuples
+        if "array" in base.kinds:
+            self.array_subscripts.add(id(expr))
+        if "array" not in base.kinds:
+            if base.kinds <= {"num", "other"} and "unknown" not in base.kinds:
+                return UNKNOWN if "other" in base.kinds else num(None)
+            return UNKNOWN
+        if any(v is not None and "list" in v.kinds for v in vals):
+            self.report(
+                expr,
+                "index-safety",
+                f"`{_code(expr)}` indexes an array with a Python list (JAX refuses lists as indices)",
+                "index with an array: `x[np.asarray(idx)]`",
+            )
+        fancy = any(v is not None and not (v.kinds == frozenset({"num"}) or v == OTHER) for v in vals)
+        if fancy:
+            return self._new(expr, dtype=base.dtype, device=base.device)
+        ints = sum(v is not None and v.kinds == frozenset({"num"}) for v in vals)
+        if base.shape is not None and ints == len(vals) == len(base.shape):
+            return num(base.dtype)
+        partial = base.shape is not None and ints < len(base.shape) and len(vals) == ints
+        return Val(
+            frozenset({"array"}) if any(v is None for v in vals) or partial else frozenset({"array", "num"}),
+            base.bufs,
+            base.owned,
+            dtype=base.dtype,
+            origin=base.origin,
+            device=base.device,
+        )
+
+    def _attribute(self, expr: cst.Attribute, state: State) -> Val:
+        qualified = self.qname(expr)
+        if qualified in KNOWN_CONTAINERS:
+            return Val(frozenset({KNOWN_CONTAINERS[qualified]}))
+        if qualified is not None and qualified.startswith(("numpy.", "math.")):
+            return (
+                num("f")
+                if qualified in ("numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "math.pi")
+                else OTHER
+            )
+        base = self._ev(expr.value, state)
+        attr = expr.attr.value
+        if self._attribute_key(expr, state) is not None:
+            return self._attribute_val(expr, state)
+        if "array" in base.kinds:
+            if attr in ("T", "mT"):
+                shape = tuple(reversed(base.shape)) if base.shape is not None else None
+                return replace(base, contig=False, shape=shape)
+            if attr in ("real", "imag", "flat"):
+                return replace(base, owned=False, contig=False, shape=None, origin=f"`.{attr}` of an array")
+            if attr in ("shape", "strides"):
+                return OTHER
+            if attr in ("ndim", "size", "itemsize", "nbytes"):
+                return num("i")
+            if attr == "dtype":
+                return OTHER
+        if base.kinds == frozenset({"other"}) and not base.bufs:
+            return UNKNOWN
+        return UNKNOWN
+
+    def _args(self, call: cst.Call, state: State) -> list[Val]:
+        return [self._ev(arg.value, state) for arg in call.args]
+
+    def _call(self, call: cst.Call, state: State) -> Val:
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            held = state.names.get(func.value.value)
+            if held is not None and held.index is not None and func.attr.value in STORING_METHODS:
+                state.names[func.value.value] = replace(held, index=None)  # a dict of indices changes
+        qualified = self.qname(func)
+        if qualified is None and isinstance(func, cst.Attribute):
+            receiver = self._ev(func.value, state)
+            args = self._args(call, state)
+            return self._method(call, func.attr.value, receiver, args, state)
+        if (
+            isinstance(func, cst.Attribute)
+            and qualified is not None
+            and not qualified.startswith(("numpy.", "scipy.", "math.", "builtins."))
+        ):
+            receiver = self._ev(func.value, state)
+            if receiver != UNKNOWN or isinstance(func.value, cst.Name) and func.value.value in state.names:
+                args = self._args(call, state)
+                return self._method(call, func.attr.value, receiver, args, state)
+        args = self._args(call, state)
+        arrays = [a for a in args if "array" in a.kinds]
+        if qualified == "builtins.slice" and all(a.kinds == frozenset({"num"}) or a == OTHER for a in args):
+            return Val(frozenset({"other"}), index=_SLICE)
+        if qualified in PURE_BUILTINS:
+            if qualified == "builtins.range":
+                return OTHER
+            kind = PURE_BUILTINS[qualified]
+            if kind is None and args:
+                kind = args[0].dtype if args[0].kinds == frozenset({"num"}) else None
+            return (
+                num(kind) if qualified not in ("builtins.print", "builtins.str", "builtins.repr") else OTHER
+            )
+        if qualified is not None and qualified.startswith("numpy."):
+            return self._numpy(call, qualified, args, arrays, state)
+        if qualified in ("math.sqrt", "math.exp", "math.log", "math.cos", "math.sin"):
+            return num("f")
+        for arg in args:
+            self._escape(arg, state)
+        self._forget_attributes(state)  # the callee may store or rebind any object's attributes
+        if qualified in ("builtins.list", "builtins.sorted"):
+            return Val(frozenset({"list"}), frozenset({"?"}))
+        if qualified in ("builtins.dict",):
+            return Val(frozenset({"dict"}), frozenset({"?"}))
+        if qualified in ("builtins.tuple", "builtins.zip", "builtins.enumerate", "builtins.map"):
+            return Val(frozenset({"other"}), frozenset({"?"}))
+        return UNKNOWN
+
+    def _numpy(self, call: cst.Call, qualified: str, args: list[Val], arrays: list[Val], state: State) -> Val:
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        positional = [a.value for a in call.args if a.keyword is None]
+        bufs = frozenset().union(*(a.bufs for a in args if a.maybe_array)) if args else frozenset()
+        dtype = self.dtype_of(keywords.get("dtype"))
+        if qualified == "numpy.array":
+            copy = keywords.get("copy")
+            if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
+                first = args[0] if args else OTHER
+                order = keywords.get("order")
+                contig = isinstance(order, cst.SimpleString) and order.evaluated_value == "C"
+                kind = dtype or (first.dtype if first.kinds <= {"num", "array", "list"} else None)
+                shape = first.shape if "array" in first.kinds else None
+                return self._new(call, dtype=kind, contig=contig, shape=shape, device=True)
+            return Val(
+                frozenset({"array"}),
+                bufs | frozenset({f"new@{self.skeleton.span[id(call)][0]}"}),
+                origin="`np.array(..., copy=...)`",
+            )
+        if ufunc_inputs(qualified) is not None:
+            kinds = [a.dtype for a in args[: ufunc_inputs(qualified)]]
+            out_kind = _ufunc_kind(qualified, kinds)
+            shape = arrays[0].shape if len(arrays) == 1 and len(args) == 1 else None
+            if not arrays:
+                return num(out_kind)
+            return self._new(
+                call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays), device=True
+            )
+        name = qualified[len("numpy.") :]
+        if name == "nan_to_num" and "copy" in keywords:  # ``copy=False`` may return the argument itself
+            return Val(frozenset({"array"}), bufs, origin="`np.nan_to_num(..., copy=...)`")
+        if qualified in FRESH_FUNCTIONS:
+            if name in _CREATORS and "order" not in keywords:
+                shape = None
+                if name in ("zeros", "ones", "empty", "full") and positional:
+                    shape = self._shape_of(positional[0], state)
+                elif name in ("eye", "identity") and len(positional) == 1:
+                    length = self._length(positional[0], state)
+                    shape = (length, length) if length else None
+                elif name == "arange" and len(positional) == 1:
+                    stop = positional[0]
+                    if isinstance(stop, cst.Float) and float(stop.value) >= 0:
+                        shape = (str(math.ceil(float(stop.value))),)
+                    else:
+                        shape = self._shape_of(stop, state) if args[0].dtype == "i" else None
+                if dtype is None:
+                    if name == "full" and len(args) > 1:
+                        dtype = args[1].dtype if args[1].kinds == frozenset({"num"}) else None
+                    elif name == "arange":
+                        dtype = promote(*(a.dtype for a in args[:3])) if args else None
+                    else:
+                        dtype = "f"
+                return self._new(call, contig=True, shape=shape, dtype=dtype, device=True)
+            if name in ("zeros_like", "ones_like", "empty_like", "full_like", "copy") and args:
+                return self._new(call, dtype=dtype or args[0].dtype, shape=args[0].shape, device=True)
+            if name in ("allclose", "array_equal", "any", "all", "count_nonzero") and "axis" not in keywords:
+                return num("b" if name != "count_nonzero" else "i")
+            if dtype is None and name in _SAME_KIND_FUNCTIONS:
+                dtype = promote(*(a.dtype for a in args if a.kinds <= {"num", "array"} and a.kinds))
+            return self._new(call, dtype=dtype, device=True)
+        if qualified in WRITABLE_VIEW_FUNCTIONS and args:
+            first = args[0]
+            if "array" not in first.kinds:
+                if first.kinds <= {"num", "list"}:
+                    return self._new(call, dtype=dtype, device=True)
+                return replace(UNKNOWN, kinds=frozenset({"array"}), device=True)
+            shape = (
+                self._shape_of(positional[1], state) if name == "reshape" and len(positional) > 1 else None
+            )
+            same = ("asarray", "asanyarray", "ascontiguousarray", "flip", "fliplr", "flipud", "atleast_1d")
+            if name != "reshape":
+                shape = first.shape if name in same else None
+            contig = first.contig and name in ("reshape", "asarray", "asanyarray")
+            obj = (
+                first.obj
+                if name in ("asarray", "asanyarray", "ascontiguousarray", "atleast_1d")
+                else self._site(call)
+            )
+            return replace(first, contig=contig, shape=shape, device=True, obj=obj, ndim=None)
+        if not arrays and not any(a.maybe_array for a in args):
+            return (
+                UNKNOWN
+                if qualified.count(".") > 1
+                else Val(frozenset({"array", "num", "other"}), frozenset(), origin=f"`{qualified}`")
+            )
+        return Val(
+            frozenset({"array"})
+            | (frozenset({"num"}) if "unknown" in {k for a in args for k in a.kinds} else frozenset()),
+            bufs,
+            origin=f"`{qualified}(...)`",
+        )
+
+    def dtype_of(self, expr: Optional[cst.BaseExpression]) -> Optional[str]:
+        kind = dtype_of(expr, self.qname)
+        if kind is None and isinstance(expr, cst.Name) and expr.value not in self.skeleton.assigned:
+            kind = self.module_dtypes.get(expr.value)
+        return kind
+
+    def _statement_method(self, node: cst.Expr, state: State) -> bool:
+        """``x.sort(...)`` and ``x.setflags(write=False)`` as statements on a local array ``x``: the first becomes
+        ``x = x.sort(...)`` in oqupy_jax (``jax.Array.sort`` returns the sorted copy) when ``x`` could be written in
+        place; the second is dropped there (JAX arrays are immutable) and makes ``x`` read-only for the analysis.
+        True when handled."""
+        call = node.value
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name)
+            and call.func.attr.value in ("sort", "setflags")
+        ):
+            return False
+        name = call.func.value.value
+        current = state.names.get(name)
+        if current is None or current.kinds != frozenset({"array"}):
+            return False
+        for arg in call.args:
+            self.ev(arg.value, state)
+        if call.func.attr.value == "setflags":
+            args = {a.keyword.value if a.keyword else "write": a.value for a in call.args}
+            if set(args) != {"write"} or not (
+                isinstance(args["write"], cst.Name) and args["write"].value == "False"
+            ):
+                return False
+            state.names[name] = replace(current, owned=False, origin="an array made read-only by `.setflags`")
+            self.rewritten_methods[id(node)] = "drop"
+            return True
+        if self._write_problem(name, current, state, node, device=False) is not None:
+            return True  # reported
+        self.rewritten_methods[id(node)] = "rebind"
+        return True
+
+    def _method(self, call: cst.Call, method: str, receiver: Val, args: list[Val], state: State) -> Val:
+        if (
+            "array" in receiver.kinds
+            or any(b.startswith("param:") for b in receiver.bufs)
+            and receiver.maybe_array
+        ):
+            if method in INPLACE_METHODS:
+                self.report(
+                    call,
+                    "inplace-method",
+                    f"in-place method `.{method}()` on an array (JAX returns a new array and drops it)",
+                    "use the functional form (`np.sort(x)`, `np.full_like(x, v)`, `x.reshape(...)`)",
+                )
+        if "array" in receiver.kinds and receiver.kinds <= {"array", "other"}:
+            keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            if method in FRESH_METHODS:
+                if method == "copy" and "order" not in keywords:
+                    return self._new(
+                        call, contig=True, shape=receiver.shape, dtype=receiver.dtype, device=receiver.device
+                    )
+                if method == "flatten":
+                    return self._new(call, contig=True, dtype=receiver.dtype, device=receiver.device)
+                if (
+                    method in ("sum", "mean", "max", "min", "prod", "trace", "any", "all", "std", "var")
+                    and not call.args
+                ):
+                    return num(receiver.dtype if method not in ("any", "all") else "b")
+                kind = (
+                    receiver.dtype
+                    if method not in ("argmax", "argmin", "argsort", "nonzero", "searchsorted")
+                    else "i"
+                )
+                return self._new(call, dtype=kind, device=receiver.device)
+            if method == "astype":
+                copy = keywords.get("copy")
+                kind = self.dtype_of(call.args[0].value if call.args else None)
+                if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
+                    return self._new(call, dtype=kind, shape=receiver.shape, device=receiver.device)
+                return replace(receiver, owned=False, dtype=kind, origin="`.astype(..., copy=...)`")
+            if method in WRITABLE_VIEW_METHODS:
+                shape = None
+                if method == "reshape":
+                    positional = [a.value for a in call.args if a.keyword is None]
+                    shape = (
+                        self._shape_of(
+                            positional[0]
+                            if len(positional) == 1
+                            else cst.Tuple([cst.Element(p) for p in positional]),
+                            state,
+                        )
+                        if positional
+                        else None
+                    )
+                return replace(
+                    receiver,
+                    contig=receiver.contig and method in ("reshape", "ravel"),
+                    shape=shape,
+                    obj=self._site(call),
+                    ndim=1 if method == "ravel" else None,
+                )
+            if method in ("tolist", "item"):
+                return num(receiver.dtype) if method == "item" else Val(frozenset({"list"}))
+            return replace(receiver, owned=False, shape=None, contig=False, origin=f"`.{method}()`")
+        if receiver.kinds <= {"list", "dict"} and receiver.kinds:
+            if method in STORING_METHODS:
+                for arg in args:
+                    self._escape(arg, state)
+                return OTHER
+            if method == "copy":
+                return Val(receiver.kinds, frozenset({"?"}))
+            return UNKNOWN
+        for arg in args:
+            self._escape(arg, state)
+        self._forget_attributes(state)
+        return UNKNOWN

@@ -1,0 +1,495 @@
+"""Refusals of writes whose meaning would differ between the packages: into arguments, through views or
+aliases, into attributes, chained subscripts and closures (:mod:`codegen.flow` files the findings)."""
+
+import libcst as cst
+
+from codegen.rules.base import Example, Idiom, Invalid
+from codegen.rules.refusal_base import _FlowRefusal
+
+
+class ArgumentWrite(_FlowRefusal):
+    """Refuse in-place writes into arguments: ``x[i] = v`` or ``x += v`` on a parameter, on a view or alias of
+    one (``y = x[1:]``, ``y = np.atleast_1d(x)``), or on a parameter without an ``np.ndarray`` / ``list`` /
+    ``dict`` / scalar annotation (it may be an array).  NumPy callers would see the change, JAX callers not.
+    ``@host`` functions too: they get the caller's array as NumPy has it in ``oqupy_numpy``, and a read-only
+    copy or view of a ``jax.Array`` in ``oqupy_jax``.
+
+    Idiom: ``x = x.copy()`` first and return the result; annotate parameters.
+    """
+
+    HOST = True
+
+    def renders(self, finding) -> bool:
+        return not self.in_host or any(key == "argument" for key, _ in finding.facts)
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                x[0] = 1.0
+                return x
+            """,
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                y = np.array(x, dtype=np.float64)
+                y[:1] = 1.0
+                return y
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                x[0] = 1.0
+                return x
+            """,
+            "argument `x`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                x += 1.0
+                return x
+            """,
+            "argument `x`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                y = np.atleast_1d(x)
+                y[0] = 1.0
+                return y
+            """,
+            "argument `x` through `y`",
+        ),
+        Invalid(
+            """
+            def f(u):
+                u += 1.0
+                return u
+            """,
+            "unannotated argument `u`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            from oqupy._codegen import host
+
+
+            @host
+            def normalise(x: np.ndarray):
+                y = np.asarray(x)
+                y[:] = y / y.sum()
+            """,
+            "in-place write to the argument `x` through `y`",
+        ),
+    )
+
+
+class ViewWrite(_FlowRefusal):
+    """Refuse a write into an array while another live name (or a container, attribute or call) may share
+    its memory, and writes through views that may be read-only or not owned by the function.
+
+    The analysis is flow-sensitive (facts per program point, joined at branches and loops) and alias-aware:
+    ``w = a[1:]``, ``w = a``, ``a = w = np.zeros(3)``, ``lst = [a]`` all make ``a`` and ``w`` share memory;
+    a write into either is refused while the other is used later.  A view whose base is dead may be
+    written (``w = a[1:]; w[0] = 1; return w``).  Functions that may return views are listed in
+    ``codegen/flow.py``; every NumPy function outside its fresh and writable-view tables counts as one.
+
+    Idiom: take ``.copy()`` where the second name is bound, or bind a new name.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                w = a[1:]
+                a[:1] = 5.0
+                return a, w
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                w = a[1:].copy()
+                a[:1] = 5.0
+                return a, w
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros((2, 2))
+                b = a[0]
+                b[1] = 5.0
+                return a
+            """,
+            "write into `b` while `a` shares its memory",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(2)
+                a.real[0] = 1.0
+                return a
+            """,
+            "view `.real`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+                w = a[1:]
+                a[1] = 5.0
+                return w
+            """,
+            "write into `a` while `w` shares its memory",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(3.0)
+                w = np.flip(a)
+                w[0] = 5.0
+                return a, w
+            """,
+            "write into `w` while `a` shares its memory",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self):
+                    self.x = np.zeros(3)
+                    w = self.x[1:]
+                    self.x[1] = 5.0
+                    return w
+            """,
+            "`w` shares its memory",
+        ),
+    )
+
+
+class AttributeWrite(_FlowRefusal):
+    """Refuse in-place writes into an array held by an attribute (``self.x[i] = v``, ``self.x[i] += v``,
+    ``self.x += v``, or a write through ``w = self.x``) unless this function allocated that array, stored it
+    in the attribute itself, and no other live name, container or call can see it (then the write becomes
+    ``self.x = self.x.at[i].set(v)``).  NumPy changes the array for every holder (the caller that passed it,
+    another object), JAX would rebind one attribute.  An attribute counts as a container or a number (writes
+    allowed) when the class annotates it (``self.cache: dict = {}``) or only ever assigns it literals.
+
+    Idiom: build the new array in a local name and assign it to the attribute.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            class A:
+                def __init__(self, x: np.ndarray):
+                    self.x = x
+
+                def bump(self, v: float):
+                    self.x[:1] += v
+            """,
+            """
+            import numpy as np
+
+
+            class A:
+                def __init__(self, x: np.ndarray):
+                    self.x = x
+
+                def bump(self, v: float):
+                    x = np.array(self.x, dtype=np.float64)
+                    x[:1] += v
+                    self.x = x
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self, v: float):
+                    self.x[1:] = v
+            """,
+            "the attribute `self.x`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self):
+                    w = self.x
+                    w[0] = 1.0
+                    return w
+            """,
+            "`w`, which may be the array of an attribute",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self, v: float):
+                    self.total += v
+            """,
+            "`+=` on the attribute `self.total`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            class A:
+                def f(self, helper):
+                    self.x = np.zeros(3)
+                    helper(self)
+                    self.x[0] = 1.0
+                    return self.x
+            """,
+            "the attribute `self.x`",
+        ),
+    )
+
+
+class ChainedWrite(_FlowRefusal):
+    """Write ``a[i][j] = v`` as ``a[i, j] = v`` when every inner index is an integer (``a[i]`` is then a view of
+    ``a``, so the two mean the same in NumPy); refuse other chained subscript writes (``a[1:3][0] = v``,
+    ``a[idx][0] = v``), ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
+    (``a[0], a[1] = a[1], a[0]``: NumPy assigns one after the other, through views)."""
+
+    NEEDS = ("<chained-write>",)
+    MAY_BE_IDLE = True
+    VALID = (
+        Example(
+            """
+            import numpy as np
+
+
+            def f(v: float):
+                a = np.zeros((2, 3))
+                a[1][-1] = v
+                a[0][1] += 2.0
+                return a
+            """,
+            jax="""
+            import jax.numpy as jnp
+
+
+            def f(v: float):
+                a = jnp.zeros((2, 3))
+                a = a.at[1, -1].set(v)
+                a = a.at[0, 1].add(2.0)
+                return a
+            """,
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.flat: list[set[int]] = []
+
+    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
+        self.flat.append(set() if self.in_host else self.flow(node, cache=False).flattened)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._enter(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.flat.pop()
+        return updated_node
+
+    def _flat(self, original: cst.CSTNode, target: cst.BaseExpression) -> cst.BaseExpression:
+        if id(original) not in self.flat[-1] or not isinstance(target, cst.Subscript):
+            return target
+        inner: list[cst.SubscriptElement] = []
+        base = target.value
+        while isinstance(base, cst.Subscript):
+            inner = [*base.slice, *inner]
+            base = base.value
+        self.fire()
+        return target.with_changes(value=base, slice=[*inner, *target.slice])
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        if len(updated_node.targets) != 1:
+            return updated_node
+        target = updated_node.targets[0]
+        return updated_node.with_changes(
+            targets=[target.with_changes(target=self._flat(original_node, target.target))]
+        )
+
+    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
+        return updated_node.with_changes(target=self._flat(original_node, updated_node.target))
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4.0)
+                a[0], a[1] = a[1], a[0]
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.arange(4.0)
+                first, second = a[1], a[0]
+                a[0] = first
+                a[1] = second
+                return a
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros((2, 2))
+                a[0:1][0] = 1.0
+                return a
+            """,
+            "chained",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(2)
+                del a[0]
+                return a
+            """,
+            "`del`",
+        ),
+    )
+
+
+class ClosureWrite(_FlowRefusal):
+    """Refuse writes from a nested function into an array of the enclosing function, from a function into an
+    array of the module, and into names declared ``global`` / ``nonlocal`` (``x = x.at[i].set(v)`` would bind a
+    new local name in JAX, and the array itself cannot be written).
+
+    Idiom: pass the array in and return the updated one.
+    """
+
+    IDIOMS = (
+        Idiom(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+
+                def g():
+                    a[:1] = 1.0
+
+                g()
+                return a
+            """,
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+
+                def g(b):
+                    return np.concatenate([np.ones(1), b[1:]])
+
+                a = g(a)
+                return a
+            """,
+        ),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+
+
+            def f():
+                a = np.zeros(3)
+
+                def g():
+                    a[0] = 1.0
+
+                g()
+                return a
+            """,
+            "enclosing scope",
+        ),
+        Invalid(
+            """
+            import numpy as np
+
+            TABLE = np.zeros(3)
+
+
+            def f(v: float):
+                TABLE[0] = v
+                return TABLE
+            """,
+            "module-level array",
+        ),
+    )
