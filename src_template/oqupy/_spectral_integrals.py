@@ -19,6 +19,7 @@ Everything here is NumPy/SciPy (and ``math``) in every generated package.
 """
 
 import math
+from functools import partial
 from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Union
 
 import numpy as np
@@ -350,12 +351,16 @@ def cached_square_influences(
     """:func:`square_influences` of the lags ``1 ... dkmax``, each cached in ``cache`` (only missing ones computed)."""
     keys = [("square", params, dt, lag, args.epsrel, args.subdiv_limit) for lag in range(1, dkmax + 1)]
     missing = [lag for lag, key in zip(range(1, dkmax + 1), keys) if key not in cache]
-    if missing:
-        for lag, value in zip(missing, square_influences(density, dt, missing, args)):
-            cached(cache, keys[lag - 1], lambda value=value: value)
+    computed = dict(zip(missing, square_influences(density, dt, missing, args))) if missing else {}
+
+    def compute(lag: int) -> complex:
+        if lag in computed:
+            return complex(computed[lag])
+        return complex(square_influences(density, dt, [lag], args)[0])  # the cache was cleared meanwhile
+
     values = np.empty(dkmax, dtype=NpDtype)
     for index, key in enumerate(keys):
-        values[index] = cache[key] if key in cache else square_influences(density, dt, [index + 1], args)[0]
+        values[index] = cached(cache, key, partial(compute, index + 1))
     return values
 
 
