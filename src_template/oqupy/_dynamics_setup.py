@@ -360,8 +360,13 @@ def correlation_grid(process_tensor: Any, dt: Optional[float]) -> Tuple[float, O
 if BACKEND == "jax":
 
     def on_device(host: PaddedEnvironment) -> PaddedEnvironment:
-        """``host``'s stacks on the default device, with an empty table of copies for other device sets."""
-        return PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps), {})
+        """``host``'s stacks on the default device, with an empty table of copies for other device sets.
+
+        Placed eagerly even when called while a function is traced (``jax.grad`` through the dynamics): the
+        stacks are kept on the process tensor for later calls, where a tracer would have escaped its trace.
+        """
+        with jax.ensure_compile_time_eval():
+            return PaddedEnvironment(jax.device_put(host.tensors), jax.device_put(host.caps), {})
 
     def on_devices(padded: PaddedEnvironment, devices: Any) -> PaddedEnvironment:
         """``padded`` copied to every one of ``devices`` (default: all), for a batch sharded over them: each device
@@ -369,7 +374,8 @@ if BACKEND == "jax":
         key = tuple(jax.devices() if devices is None else devices)
         if key not in padded.placed:
             everywhere = NamedSharding(Mesh(list(key), ("batch",)), PartitionSpec())
-            padded.placed[key] = PaddedEnvironment(
-                jax.device_put(padded.tensors, everywhere), jax.device_put(padded.caps, everywhere), {}
-            )
+            with jax.ensure_compile_time_eval():  # kept for later calls: never a tracer (see on_device)
+                padded.placed[key] = PaddedEnvironment(
+                    jax.device_put(padded.tensors, everywhere), jax.device_put(padded.caps, everywhere), {}
+                )
         return padded.placed[key]

@@ -338,6 +338,24 @@ def test_jax_grad_equals_the_adjoint(oq, jx):
     assert abs(function(theta) - np.trace(TARGET @ adjoint["final_state"]).real) < 1e-14
 
 
+def test_jax_grad_first_then_plain_calls(oq, jx):
+    """The device copy of a process tensor made while ``jax.grad`` traces is kept and reused by plain calls.
+
+    It used to be kept as a tracer: a plain call after the first traced one raised ``UnexpectedTracerError``.
+    """
+    pts = tuple(
+        _transferred(oq.__name__, pt, f"fresh-{k}")
+        for k, pt in enumerate(process_tensors("oqupy_numpy", "rotated", 1e-6))
+    )
+    theta = start_parameters()
+    function = traced_fidelity(oq, pts)
+    gradient = np.asarray(jx.jit(jx.grad(function))(theta))
+    value = function(theta)
+    again = np.asarray(jx.grad(function)(theta))
+    np.testing.assert_allclose(again, gradient, rtol=0, atol=1e-12)
+    assert abs(value - fidelity(oq, parameterized(oq), pts, theta)) < 1e-12
+
+
 def test_jax_vmap_over_parameter_sets_equals_a_loop(oq, jx):
     pts = process_tensors(oq.__name__, "diagonal", 1e-6)
     function = traced_fidelity(oq, pts)
