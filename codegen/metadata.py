@@ -15,7 +15,7 @@ DESCRIPTIONS = {
 
 _COMMON = ["numpy>=2", "scipy>=1.11", "tqdm>=4.60", "h5py>=3.8"]
 DEPENDENCIES = {"numpy": _COMMON, "jax": ["jax>=0.4.36", "jaxlib>=0.4.36", *_COMMON]}
-TEST_DEPENDENCIES = ["pytest>=8"]
+TEST_DEPENDENCIES = ["pytest>=8", "hypothesis>=6.100"]
 
 #: optional extras of both packages (``pip install oqupy-numpy[dask]``); each imported lazily where it is used
 EXTRAS = {
