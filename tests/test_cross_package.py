@@ -75,11 +75,6 @@ KERNEL_ARGUMENTS = {
         (np.ones((4, 3)), np.array([3.0, 2.0, 1.0]), np.ones((3, 3))),
         {"rank": 2, "size": 4, "weights_left": True},
     ),
-    "oqupy_jax._mps.zip_leg": lambda: ((np.ones((4, 3, 2)) + 1j, np.ones((5, 2, 4)), np.ones((3, 2))), {}),
-    "oqupy_jax._mps.close_leg": lambda: (
-        (np.ones((5, 3, 2)), np.ones((2, 3, 5)), np.ones((3, 4)), np.ones((3, 4)), np.arange(4.0) + 1j),
-        {},
-    ),
     "oqupy_jax._mps.kept_rank": lambda: ((np.array([3.0, 2.0, 2.0 * (1 - 1e-12), 1e-9]), 1e-6), {}),
     "oqupy_jax._steps.tempo_step": lambda: _tempo_step_arguments(ojax, 8),
     "oqupy_jax._chain_mps.apply_site_operator": lambda: (

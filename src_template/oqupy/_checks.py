@@ -107,17 +107,21 @@ def warn_long_memory(parameters: TempoParameters, num_steps: int, stacklevel: in
         )
 
 
-def nonfinite_system_error(time: float, dt: float, dynamics: Any) -> ValueError:
+def nonfinite_system_error(time: float, dt: float, dynamics: Any, system: str = "'system'") -> ValueError:
     """The ``ValueError`` of a run whose system propagators are NaN or infinite from the step at ``time`` on.
 
     The states computed before that step are kept: in the caller's object (``Tempo.get_dynamics()``) and in the
-    error's ``dynamics`` attribute, for the shortcut functions whose object the caller never sees.
+    error's ``dynamics`` attribute, for the shortcut functions whose object the caller never sees (``None``: a
+    batch refused before any step).  ``system`` names the argument.
     """
+    kept = (
+        "No dynamics were computed."
+        if dynamics is None
+        else f"The dynamics up to t = {time:.10g} are kept (the error's 'dynamics' attribute)."
+    )
     error = ValueError(
         f"The system's propagator of the step from t = {time:.10g} to t = {time + dt:.10g} is not finite: its "
-        f"Hamiltonian or Lindblad terms ('system') are NaN or infinite in that step. The dynamics up to "
-        f"t = {time:.10g} are kept "
-        "(the error's 'dynamics' attribute)."
+        f"Hamiltonian or Lindblad terms ({system}) are NaN or infinite in that step. {kept}"
     )
     error.dynamics = dynamics  # type: ignore[attr-defined]
     return error

@@ -16,12 +16,12 @@ from typing import Any, List, Optional
 import numpy as np
 
 from oqupy import config
-from oqupy._checks import check_initial_state
+from oqupy._checks import check_initial_state, nonfinite_system_error
 from oqupy._dynamics_setup import Controls, prepare, process_tensor_list, step_matrices, time_grid
 from oqupy._mean_field_tempo import heun_field
 from oqupy._propagation import Loop, Step, loop_inputs, propagate, read_out
 from oqupy._system_field import MeanFieldSystem
-from oqupy._validation import finite_complex
+from oqupy._validation import finite_complex, first_nonfinite_step
 from oqupy.dynamics import MeanFieldDynamics
 from oqupy.util import get_progress
 
@@ -146,6 +146,10 @@ def compute_dynamics_with_field(
             slope = complex(field_eom(time, rhos, field))
             for index, (setup, loop, propagators) in enumerate(zip(setups, loops, all_propagators)):
                 prop_1, prop_2 = propagators(step, field, slope)
+                if first_nonfinite_step(prop_1[None], prop_2[None]) is not None:
+                    raise nonfinite_system_error(
+                        time, dt, dynamics, f"system {index} of 'mean_field_system', at the field {field:.6g}"
+                    )
                 pre, post = setup.controls
                 controls = Controls(pre[step : step + 2], post[step : step + 1])
                 matrices = step_matrices(setup.environments, controls, prop_1[None], prop_2[None])

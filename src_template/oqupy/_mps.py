@@ -1,6 +1,6 @@
-"""Pure tensor kernels of TEMPO and PT-TEMPO: one site of the zip-up, closing a line, path sums, and the truncated
+"""Pure tensor kernels of TEMPO: one site of the zip-up, closing a line, path sums, and the truncated
 SVD with its truncation decision (host and device forms).  The whole TEMPO step that strings them together is
-:func:`oqupy._steps.tempo_step`; PT-TEMPO's per-split loop is in :mod:`oqupy.pt_tempo`.
+:func:`oqupy._steps.tempo_step`; PT-TEMPO's step runs on the host (:mod:`oqupy._pt_tempo_step`).
 
 Tensors are plain arrays with a fixed leg order:
 
@@ -170,17 +170,23 @@ def bucket(rank: int) -> int:
         return rank
 
 
+@host
+def lapack_svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thin SVD by LAPACK ``gesdd``, retried with ``gesvd`` if it does not converge (NumPy in both packages)."""
+    try:
+        return np.linalg.svd(matrix, full_matrices=False)
+    except np.linalg.LinAlgError:
+        return scipy.linalg.svd(matrix, full_matrices=False, lapack_driver="gesvd")
+
+
 @kernel
 def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD.  NumPy package: LAPACK ``gesdd``, retried with ``gesvd`` if it does not converge."""
+    """Thin SVD inside kernels: XLA's in ``oqupy_jax``, :func:`lapack_svd` in ``oqupy_numpy``."""
     if BACKEND == "jax":
         left, values, right = np.linalg.svd(matrix, full_matrices=False)
         return left, values, right
     else:
-        try:
-            return np.linalg.svd(matrix, full_matrices=False)
-        except np.linalg.LinAlgError:
-            return scipy.linalg.svd(matrix, full_matrices=False, lapack_driver="gesvd")
+        return lapack_svd(matrix)
 
 
 @kernel(static=("size", "weights_left"))
@@ -207,53 +213,6 @@ def truncate(
         left = np.pad(left, ((0, 0), (0, size - available)))
         right = np.pad(right, ((0, size - available), (0, 0)))
     return left, right
-
-
-def split(
-    matrix: np.ndarray, epsrel: float, weights_left: bool = False
-) -> Tuple[np.ndarray, np.ndarray, int]:
-    """Truncated split ``matrix ~ left @ right``; returns (left, right, rank).
-
-    The singular values go to ``right`` (``left`` is an isometry), or to ``left`` if ``weights_left``.  The
-    rank is decided on the host from the singular values (:func:`truncation_rank`).
-    """
-    left, values, right = svd(matrix)
-    rank = truncation_rank(values, epsrel)
-    left, right = truncate(left, values, right, rank, bucket(rank), weights_left)
-    return left, right, rank
-
-
-def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
-    """``sum_r leg[l, w, r] carry[r, c, x]`` as ``product[l, w, c, x]`` (one matrix product)."""
-    left, west, right = leg.shape
-    _, line, new = carry.shape
-    product = np.matmul(leg.reshape(left * west, right), carry.reshape(right, line * new))
-    return product.reshape(left, west, line, new)
-
-
-@kernel
-def zip_leg(carry: np.ndarray, leg: np.ndarray, influence: np.ndarray) -> np.ndarray:
-    """PT-TEMPO, right to left: absorb one future leg and its influence ``I[c, w]`` into the carry.
-
-    ``leg[l, w, r]`` (west class ``w`` of a later time), ``carry[r, c, x]`` (``c``: the line, the north class
-    of the current time; ``x``: the already truncated bond to the right).  Returns ``theta`` with rows
-    ``(l, c)`` and columns ``(w, x)``.
-    """
-    product = _leg_carry(carry, leg) * np.transpose(influence)[None, :, :, None]
-    left, west, line, new = product.shape
-    return np.transpose(product, (0, 2, 1, 3)).reshape(left * line, west * new)
-
-
-@kernel
-def close_leg(
-    carry: np.ndarray, leg: np.ndarray, west: np.ndarray, north: np.ndarray, self_influence: np.ndarray
-) -> np.ndarray:
-    """PT-TEMPO: end the line on the leg of its own time; the finished site ``site[l, a, x]``.
-
-    ``a`` is the full path index: ``site[l, a, x] = sum_r leg[l, w(a), r] carry[r, c(a), x] I0[a]`` with the
-    class projectors ``west[w, a]`` and ``north[c, a]``.
-    """
-    return np.einsum("lwcx,wa,ca,a->lax", _leg_carry(carry, leg), west, north, self_influence)
 
 
 def absorb(weights: np.ndarray, site: np.ndarray) -> np.ndarray:

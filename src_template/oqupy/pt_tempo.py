@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Union
 
 import numpy as np
 
-from oqupy import _mps, config
+from oqupy import _pt_tempo_step, config
 from oqupy._checks import check_run_window
 from oqupy._codegen import host
 from oqupy._influences import Influences, eigenbasis_transforms
@@ -163,34 +163,20 @@ class PtTempo(BaseAPIClass):
 
     def _compute_step(self) -> None:
         """Finish the site of time ``n``: its influences with the later times, then its bond to the future."""
-        influences, epsrel = self._influences, self._parameters.epsrel
-        step, dkmax, legs = self._step, self._parameters.dkmax, list(self._legs)
+        influences, step, dkmax = self._influences, self._step, self._parameters.dkmax
         last = self._num_steps - 1 if dkmax is None else min(step + dkmax, self._num_steps - 1)
-        west, north = influences.west, influences.north
-        legs += [np.ones((1, west.shape[0], 1), dtype=config.NpDtype)] * (last - step + 1 - len(legs))
-        # right to left: the line of time n (north class c) through the legs of times n+K ... n+1
-        carry = np.ones((1, north.shape[0], 1), dtype=config.NpDtype)
-        max_rank = 1
-        for lag in range(len(legs) - 1, 0, -1):
-            bond = legs[lag].shape[0]
-            theta = _mps.zip_leg(carry, legs[lag], influences.get(lag, step + lag))
-            weights, leg, rank = _mps.split(theta, epsrel, weights_left=True)
-            legs[lag] = leg.reshape(leg.shape[0], west.shape[0], carry.shape[2])
-            carry = weights.reshape(bond, north.shape[0], leg.shape[0])
-            max_rank = max(max_rank, rank)
-        site = _mps.close_leg(carry, legs[0], west, north, influences.self_influence)
-        # left to right: the finished site and the legs become left-canonical, the optimal truncation of
-        # every bond (everything to its left is an isometry, everything to its right was made one above)
-        chain = [site, *legs[1:]]
-        for index in range(len(chain) - 1):
-            left, classes, right = chain[index].shape
-            isometry, weights, rank = _mps.split(chain[index].reshape(left * classes, right), epsrel)
-            chain[index] = isometry.reshape(left, classes, isometry.shape[1])
-            chain[index + 1] = _mps.absorb(weights, chain[index + 1])
-            max_rank = max(max_rank, rank)
-        self._sites.append(chain[0])
-        self._legs = chain[1:]
-        self._max_bond = max(self._max_bond, max_rank)
+        lines = [influences.get(lag, step + lag) for lag in range(1, last - step + 1)]
+        site, self._legs, rank = _pt_tempo_step.step(
+            self._legs,
+            last - step + 1,
+            lines,
+            influences.west,
+            influences.north,
+            influences.self_influence,
+            self._parameters.epsrel,
+        )
+        self._sites.append(site)
+        self._max_bond = max(self._max_bond, rank)
         self._step = step + 1
 
     def _assemble(self) -> BaseProcessTensor:

@@ -271,6 +271,10 @@ def compute_dynamics_batch(
     xp = array_namespace(*matrices_0)
     vectors = xp.stack([matrix.reshape(dim * dim) for matrix in matrices_0]) @ setup.controls.pre[0].T
     prop_1, prop_2 = _batch_propagators(systems, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
+    broken = first_nonfinite_step(prop_1, prop_2)  # the first system with a NaN or infinite propagator
+    if broken is not None:
+        bad = first_nonfinite_step(prop_1[broken], prop_2[broken]) or 0
+        raise nonfinite_system_error(start + bad * dt, dt, None, f"system {broken} of 'systems'")
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vectors)
     if BACKEND == "jax":

@@ -94,6 +94,38 @@ def test_compute_dynamics_names_the_time_of_a_nonfinite_hamiltonian_and_keeps_th
         np.testing.assert_allclose(states(error.value.dynamics), states(clean)[:3], atol=1e-13)
 
 
+@pytest.mark.parametrize("bad", [NAN, INF])
+def test_compute_dynamics_batch_names_the_system_and_time_before_any_step(oq, bad):
+    _, _, rho = spin_boson(oq)
+    systems = [broken_system(oq, 1.0), broken_system(oq, bad), broken_system(oq, 1.0)]
+    with pytest.raises(
+        ValueError, match=r"t = 0\.2 to t = 0\.3.*system 1 of 'systems'.*No dynamics"
+    ) as error:
+        oq.compute_dynamics_batch(systems, rho, dt=0.1, num_steps=5, progress_type="silent")
+    assert error.value.dynamics is None
+    times, clean = oq.compute_dynamics_batch(systems[::2], rho, dt=0.1, num_steps=5, progress_type="silent")
+    assert np.all(np.isfinite(np.asarray(clean))) and len(times) == 6
+
+
+def test_dynamics_with_field_names_the_system_and_time_of_a_nonfinite_step_and_keeps_the_steps_before(oq):
+    """A field that becomes infinite at t = 0.2 makes the next step's propagator NaN: refused, earlier steps kept."""
+    op = oq.operators
+    sz, sx = (np.asarray(op.sigma(n)) for n in "zx")
+
+    def hamiltonian(t, a):
+        return 0.5 * sz + 0.1 * a.real * sx
+
+    def field_eom(t, states, a):
+        return 0.0 if t < 0.15 else INF
+
+    mfs = oq.MeanFieldSystem([oq.TimeDependentSystemWithField(hamiltonian)], field_eom=field_eom)
+    with pytest.raises(ValueError, match=r"t = 0\.2 to t = 0\.3.*system 0 of 'mean_field_system'") as error:
+        oq.compute_dynamics_with_field(
+            mfs, 1.0, dt=0.1, num_steps=5, initial_state_list=[op.spin_dm("up")], progress_type="silent"
+        )
+    np.testing.assert_allclose(error.value.dynamics.times, [0.0, 0.1, 0.2], atol=1e-14)
+
+
 # -- 3. time windows that run backwards -----------------------------------------------------------------------
 
 

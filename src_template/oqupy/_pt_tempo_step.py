@@ -1,0 +1,108 @@
+"""One PT-TEMPO step on the host: the zip-up of a new time's influence line through the open legs and the
+canonical sweep, with LAPACK's SVD and exact bond dimensions, in both packages.
+
+Why host code in ``oqupy_jax`` too: a PT-TEMPO build is a chain of some ``N K`` small SVDs (tens to a few
+hundred rows), each needing the one before, with bond dimensions that change from split to split.  Compiled for
+XLA, every split is either a program of its own shape (hundreds of programs per build) or padded to a bucket
+(SVDs at up to 1.6 times the work), and every truncation decision is a device-to-host round trip; measured on a
+CPU, that path took 1.4 to 1.9 times as long as NumPy's (``docs/benchmarks.md``).  NumPy calling LAPACK
+directly has none of these costs, so both packages build process tensors here and hand the finished MPS to the
+(backend) process-tensor classes.  The TEMPO step, whose shapes are fixed per run, stays a compiled kernel
+(:func:`oqupy._steps.tempo_step`).
+
+Tensor legs (see :mod:`oqupy.pt_tempo`): an open leg ``leg[l, w, r]`` (left bond, west class of a later time,
+right bond), the line's carry ``carry[r, c, x]`` (``c``: north class of the current time), a finished site
+``site[l, a, r]`` over the full path index ``a``.
+"""
+
+from typing import List, Tuple
+
+import numpy as np
+
+from oqupy._mps import lapack_svd, truncation_rank
+
+__runs_on__ = "host"
+
+__all__ = ["close_leg", "split", "step", "zip_leg"]
+
+
+def split(
+    matrix: np.ndarray, epsrel: float, weights_left: bool = False
+) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Truncated split ``matrix ~ left @ right`` at the rank of :func:`oqupy._mps.truncation_rank`.
+
+    The singular values go to ``right`` (``left`` is an isometry), or to ``left`` if ``weights_left``.
+    Returns ``(left, right, rank)`` with exactly ``rank`` columns / rows.
+    """
+    left, values, right = lapack_svd(matrix)
+    rank = truncation_rank(values, epsrel)
+    left, values, right = left[:, :rank], values[:rank], right[:rank]
+    if weights_left:
+        return left * values[None, :], right, rank
+    return left, values[:, None] * right, rank
+
+
+def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
+    """``sum_r leg[l, w, r] carry[r, c, x]`` as ``product[l, w, c, x]`` (one matrix product)."""
+    left, west, right = leg.shape
+    _, line, new = carry.shape
+    product = np.matmul(leg.reshape(left * west, right), carry.reshape(right, line * new))
+    return product.reshape(left, west, line, new)
+
+
+def zip_leg(carry: np.ndarray, leg: np.ndarray, influence: np.ndarray) -> np.ndarray:
+    """Absorb one future leg and its influence ``I[c, w]`` into the carry (right to left).
+
+    Returns ``theta`` with rows ``(l, c)`` and columns ``(w, x)``.
+    """
+    product = _leg_carry(carry, leg) * np.transpose(influence)[None, :, :, None]
+    left, west, line, new = product.shape
+    return np.transpose(product, (0, 2, 1, 3)).reshape(left * line, west * new)
+
+
+def close_leg(
+    carry: np.ndarray, leg: np.ndarray, west: np.ndarray, north: np.ndarray, self_influence: np.ndarray
+) -> np.ndarray:
+    """End the line on the leg of its own time; the finished site ``site[l, a, x]``.
+
+    ``site[l, a, x] = sum_r leg[l, w(a), r] carry[r, c(a), x] I0[a]`` with the class projectors ``west[w, a]``
+    and ``north[c, a]``.
+    """
+    return np.einsum("lwcx,wa,ca,a->lax", _leg_carry(carry, leg), west, north, self_influence)
+
+
+def step(
+    legs: List[np.ndarray],
+    length: int,
+    influences: List[np.ndarray],
+    west: np.ndarray,
+    north: np.ndarray,
+    self_influence: np.ndarray,
+    epsrel: float,
+) -> Tuple[np.ndarray, List[np.ndarray], int]:
+    """Finish the site of the current time ``n``; returns ``(site, legs, largest kept rank)``.
+
+    ``legs[k]`` is the open leg of time ``n + k`` (``legs[0]`` the current time's own); times that enter the
+    memory now (up to ``length`` legs in all) start as trivial legs.  ``influences[k - 1]`` is the influence
+    ``I[c, w]`` of distance ``k >= 1`` between ``n`` and ``n + k``.  The line of ``a_n``
+    runs from the farthest leg back to ``n + 1``, truncating every bond (zip-up), and closes on the leg of ``n``
+    (with ``I0``); a left-to-right sweep then makes the site and the legs left-canonical, the optimal truncation
+    of every bond (everything to its left is an isometry, everything to its right was made one by the zip-up).
+    """
+    legs = list(legs) + [np.ones((1, west.shape[0], 1), dtype=np.complex128)] * (length - len(legs))
+    carry = np.ones((1, north.shape[0], 1), dtype=np.complex128)
+    max_rank = 1
+    for lag in range(len(legs) - 1, 0, -1):
+        bond = legs[lag].shape[0]
+        weights, leg, rank = split(zip_leg(carry, legs[lag], influences[lag - 1]), epsrel, weights_left=True)
+        legs[lag] = leg.reshape(leg.shape[0], west.shape[0], carry.shape[2])
+        carry = weights.reshape(bond, north.shape[0], leg.shape[0])
+        max_rank = max(max_rank, rank)
+    chain = [close_leg(carry, legs[0], west, north, self_influence), *legs[1:]]
+    for index in range(len(chain) - 1):
+        left, classes, right = chain[index].shape
+        isometry, weights, rank = split(chain[index].reshape(left * classes, right), epsrel)
+        chain[index] = isometry.reshape(left, classes, isometry.shape[1])
+        chain[index + 1] = np.tensordot(weights, chain[index + 1], axes=1)
+        max_rank = max(max_rank, rank)
+    return chain[0], chain[1:], max_rank
