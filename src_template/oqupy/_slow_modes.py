@@ -155,7 +155,7 @@ def advance(
     unique, inverse = np.unique(gaps, return_inverse=True)
     records, seam, coefficients = walk(matrix, modes, columns, float(unique[-1]), row)
     exact = unique[unique <= seam]
-    parts = [np.stack([records[g] for g in exact], axis=-1)]
+    parts = [np.stack([records[g] for g in exact], axis=-1)] if len(exact) else []
     if coefficients is not None and len(exact) < len(unique):
         assert modes is not None
         powers = np.power(modes.values[:, None], (unique[len(exact) :] - seam)[None, :])  # (m, G')
