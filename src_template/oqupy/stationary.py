@@ -24,8 +24,9 @@ Conventions (those of :func:`oqupy.compute_correlations`, whose ``t -> infinity`
 - Modes of ``T`` with ``|lambda| >= 1 - UNDAMPED`` never decay: ``C(infinity) = <B><A>`` (``lambda = 1``) and any
   undamped oscillation are returned apart, as lines ``2 pi w delta(omega - Omega)`` (``return_lines``).
 
-Host code in both packages: dense eigendecompositions (SciPy) of maps of dimension ``prod(chi_e) d^2``; the
-spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax`` traces the system
+Host code in both packages: exact steps through the dense map (dimension ``prod(chi_e) d^2``) until a state
+has settled into the map's few slow modes, then those modes (:mod:`oqupy._slow_modes`; a dense eigendecomposition
+with ``method='dense'``, or where no slow modes separate); the spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax`` traces the system
 (:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.
 """
 
@@ -350,8 +351,9 @@ def compute_spectrum(
 
     ``C(tau) = <B(t + tau) A(t)>`` as in :func:`compute_stationary_correlations`; the transform is the
     trapezoidal sum over the lags ``tau = k dt`` (all of them, ``k`` from ``-inf`` to ``inf``), summed in closed
-    form from the eigendecomposition of a step's transfer map: each decaying mode ``w lambda^k`` contributes
-    ``dt w / (1 - lambda exp(-i omega dt))``, so there is no window and no truncated tail.  The undamped modes
+    form: the lags up to the seam ``K`` (where the state has settled into the transfer map's slow modes) summed
+    directly, and each decaying slow mode ``w lambda^(k - K)`` beyond it contributes
+    ``dt z^K w / (1 - lambda z)``, ``z = exp(-i omega dt)``, so there is no window and no truncated tail.  The undamped modes
     (``|lambda| >= 1 - UNDAMPED``: the coherent part ``<B><A>`` at ``omega = 0``, and any undamped oscillation)
     are left out of ``S`` and returned apart with ``return_lines``.  The sum is periodic in ``omega`` with period
     ``2 pi / dt``: it stands for the continuous transform for ``|omega| << pi / dt``, up to the process
@@ -373,7 +375,8 @@ def compute_spectrum(
     return_lines: bool
         Also return the undamped modes as :class:`SpectralLines` (``method='eig'`` only).
     method: str
-        ``'eig'``: one eigendecomposition for all frequencies (the default for concrete values).  ``'solve'``:
+        ``'eig'``: the exact head and the slow modes, for all frequencies (the default for concrete values);
+        ``'dense'``: the dense eigendecomposition of the whole map.  ``'solve'``:
         one linear solve of the transfer map's dimension per frequency, for a few frequencies; it needs a unique
         steady state and no undamped oscillation, and it is what runs (the default) when ``oqupy_jax`` traces
         the system: ``jax.grad`` of a spectral feature with respect to the system's parameters, e.g. of
@@ -498,8 +501,9 @@ def compute_stationary_multitime_correlations(
     ``<O_3(t + tau_1 + tau_2) O_2(t + tau_1) O_1(t)>`` is ``ops_order=['left', 'left', 'left']``; an operator
     from the 'right' multiplies the state from the right (it acts on the bra): the pathways of a third-order
     response function are such combinations (see the Spectra page).  Every gap is a power of the transfer map: with
-    ``method='eig'`` (default) through its eigendecomposition, ``O(M^2)`` per correlation of the inner gaps and
-    ``O(M)`` per entry of the last, for a map of dimension ``M``; with ``'propagate'`` step by step, all
+    ``method='eig'`` (default) step by step up to the seam and through the slow modes beyond it (the last gap
+    from the read-out's side, ``O(M)`` per entry), for a map of dimension ``M``; ``'dense'`` through the dense
+    eigendecomposition; with ``'propagate'`` step by step, all
     combinations of the earlier gaps advanced together as one block (one ``lax.scan`` per gap in
     ``oqupy_jax``: what runs, the default, when the system is traced, so ``jax.grad`` and ``jax.vmap`` go
     through it; the steady state must then be unique).
@@ -515,7 +519,7 @@ def compute_stationary_multitime_correlations(
     gaps: list
         ``n - 1`` entries, each an int or a sequence of ints: the steps between ``O_i`` and ``O_{i+1}``.
     method: str
-        ``'eig'`` or ``'propagate'`` (default: ``'eig'``; ``'propagate'`` for a traced system).
+        ``'eig'``, ``'dense'`` or ``'propagate'`` (default: ``'eig'``; ``'propagate'`` for a traced system).
 
     Returns
     -------
