@@ -73,7 +73,9 @@ def run_worker(
         command += ["--scenario", name]
     if profile:
         command.append("--profile")
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))  # a given path is kept
+    path = os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )  # a given path is kept
     env = dict(os.environ, PYTHONPATH=path, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", ""))
     env.update(pinned_environment(threads))
     try:
