@@ -71,7 +71,8 @@ def slow_modes(matrix: np.ndarray, limit: int) -> Optional[SlowModes]:
     ``_WINDOW`` modes separates from the rest within ``limit`` steps (then use :func:`dense_modes`)."""
     size = matrix.shape[0]
     rng = np.random.default_rng(_SEED)
-    probes = [rng.standard_normal(size) + 1j * rng.standard_normal(size) for _ in range(_PROBES)]
+    start = rng.standard_normal((_PROBES, size)) + 1j * rng.standard_normal((_PROBES, size))
+    probes: List[np.ndarray] = list(start)
     window: List[np.ndarray] = []
     for step in range(1, limit + 1):
         probes = [matrix @ probe for probe in probes]
@@ -85,7 +86,8 @@ def slow_modes(matrix: np.ndarray, limit: int) -> Optional[SlowModes]:
         basis = basis[:, :rank]
         image = matrix @ basis
         reduced = basis.conj().T @ image
-        if np.linalg.norm(image - basis @ reduced) > INVARIANCE_TOLERANCE * max(1.0, np.linalg.norm(reduced)):
+        scale = max(1.0, float(np.linalg.norm(reduced)))
+        if float(np.linalg.norm(image - basis @ reduced)) > INVARIANCE_TOLERANCE * scale:
             continue
         return _subspace_modes(basis, reduced, step)
     return None
