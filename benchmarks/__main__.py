@@ -73,7 +73,10 @@ def run_worker(
         command += ["--scenario", name]
     if profile:
         command.append("--profile")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", ""))
+    path = os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )  # a given path is kept
+    env = dict(os.environ, PYTHONPATH=path, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", ""))
     env.update(pinned_environment(threads))
     try:
         completed = subprocess.run(

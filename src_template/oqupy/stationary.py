@@ -24,8 +24,9 @@ Conventions (those of :func:`oqupy.compute_correlations`, whose ``t -> infinity`
 - Modes of ``T`` with ``|lambda| >= 1 - UNDAMPED`` never decay: ``C(infinity) = <B><A>`` (``lambda = 1``) and any
   undamped oscillation are returned apart, as lines ``2 pi w delta(omega - Omega)`` (``return_lines``).
 
-Host code in both packages: dense eigendecompositions (SciPy) of maps of dimension ``prod(chi_e) d^2``; the
-spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax`` traces the system
+Host code in both packages: exact steps through the dense map (dimension ``prod(chi_e) d^2``) until a state
+has settled into the map's few slow modes, then those modes (:mod:`oqupy._slow_modes`; a dense eigendecomposition
+with ``method='dense'``, or where no slow modes separate); the spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax`` traces the system
 (:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.
 """
 
@@ -33,10 +34,10 @@ import warnings
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
-import scipy.linalg
 
 from oqupy import config
 from oqupy._boundary import array_namespace, to_host
+from oqupy._slow_modes import SlowModes, advance, dense_modes, slow_modes, walk
 from oqupy._transfer_map import (
     TransferMap,
     apply_super,
@@ -79,29 +80,47 @@ _CHUNK = 2048  # lags per matrix-vector product in ``_series``
 
 
 class _Stationary(NamedTuple):
-    """The transfer map, its eigendecomposition and the steady state (flattened, with its bonds)."""
+    """The transfer map (and its dense matrix, acting on columns), its modes and the steady state."""
 
     transfer: TransferMap
-    values: np.ndarray
-    vectors: np.ndarray  # right eigenvectors, columns
+    matrix: np.ndarray
+    modes: SlowModes  # the slow modes after an exact head, or every mode (method='dense', or the fallback)
     state: np.ndarray  # s_ss
+    dense: Optional[SlowModes]  # with a dense eigendecomposition: the modes of T^T (from the same one)
+
+    def left_modes(self, top: int) -> Optional[SlowModes]:
+        """Modes of ``T^T`` for powers up to ``top`` (``None``: none needed, ``top`` is within the head)."""
+        if self.dense is not None:
+            return self.dense
+        if top <= self.modes.head:
+            return None
+        return slow_modes(self.matrix.T, _limit(self.matrix)) or dense_modes(self.matrix)[1]
 
 
-def _stationary(transfer: TransferMap, initial_state: Any) -> _Stationary:
-    """The transfer map's eigendecomposition and the steady state it selects."""
+def _limit(matrix: np.ndarray) -> int:
+    """Steps within which the slow modes must separate (beyond them the dense eigendecomposition is cheaper)."""
+    return max(256, 4 * matrix.shape[0])
+
+
+def _stationary(transfer: TransferMap, initial_state: Any, dense: bool = False) -> _Stationary:
+    """The transfer map's (slow) modes and the steady state they select."""
     if transfer.traced:
         raise TypeError(
             "Under jax.grad, jit or vmap the eigendecomposition (method='eig') cannot run: use the default "
             "method (compute_spectrum: 'solve'; the others: step by step from a solved steady state)."
         )
     size = int(np.prod(transfer.shape))
-    if size > DENSE_LIMIT:
-        raise ValueError(
-            f"The transfer map has dimension {size} (bonds {transfer.shape[:-1]}), above DENSE_LIMIT "
-            f"({DENSE_LIMIT}): use a larger epsrel for the process tensor."
-        )
     matrix = transfer.step(np.identity(size, dtype=config.NpDtype)).T
-    values, vectors = scipy.linalg.eig(matrix)
+    modes = None if dense else slow_modes(matrix, _limit(matrix))
+    left = None
+    if modes is None:
+        if size > DENSE_LIMIT:
+            raise ValueError(
+                f"The transfer map has dimension {size} (bonds {transfer.shape[:-1]}), above DENSE_LIMIT "
+                f"({DENSE_LIMIT}), and its slow modes do not separate: use a larger epsrel for the process tensor."
+            )
+        modes, left = dense_modes(matrix)
+    values = modes.values
     unit = np.flatnonzero(np.abs(values - 1.0) < UNIT_TOLERANCE)
     if len(unit) == 0:
         raise ValueError(
@@ -115,27 +134,21 @@ def _stationary(transfer: TransferMap, initial_state: Any) -> _Stationary:
                 f"The steady state is not unique ({len(unit)} eigenvalues within {UNIT_TOLERANCE} of 1, e.g. "
                 "conserved populations): give 'initial_state' to select the sector the system relaxes in."
             )
-        state = vectors[:, unit[0]]
+        state = modes.vectors[:, unit[0]]
     else:
         rho = np.asarray(initial_state, dtype=config.NpDtype)
         if rho.shape != (dim, dim):
             raise ValueError(f"Argument 'initial_state' must have shape {(dim, dim)}, not {rho.shape}.")
         start = np.kron(transfer.left, rho.reshape(-1))
-        # the part of the initial state in the eigenvalue-1 subspace (the spectral projector V_1 (V^-1)_1)
-        coefficients = np.linalg.solve(vectors, start)
-        state = vectors[:, unit] @ coefficients[unit]
+        # the part of the initial state in the eigenvalue-1 subspace (the spectral projector), read where the
+        # state has settled into the slow modes (k steps on), with the unit modes' lambda^k undone
+        _, seam, coefficients = walk(matrix, modes, start[:, None], np.inf, None)
+        assert coefficients is not None
+        state = modes.vectors[:, unit] @ (coefficients[unit, 0] / values[unit] ** seam)
     trace = read_row(transfer, np.identity(dim)) @ state
     if abs(trace) < 1e-12:
         raise ValueError("The initial state has no weight in a steady state (its trace vanishes there).")
-    return _Stationary(transfer, values, vectors, state / trace)
-
-
-def _lines_and_weights(
-    stationary: _Stationary, row: np.ndarray, start: np.ndarray
-) -> Tuple[np.ndarray, np.ndarray]:
-    """Weights ``w_j`` with ``row . T^k start = sum_j w_j lambda_j^k``."""
-    coefficients = np.linalg.solve(stationary.vectors, start)
-    return stationary.values, (row @ stationary.vectors) * coefficients
+    return _Stationary(transfer, matrix, modes, state / trace, left)
 
 
 def _series(values: np.ndarray, weights: np.ndarray, num_steps: int) -> np.ndarray:
@@ -170,11 +183,14 @@ def _one_side(
     num_steps: int,
     method: str,
 ) -> np.ndarray:
-    """``row . T^k start`` for ``k = 0 .. num_steps`` by ``method``; the eigendecomposition is checked."""
+    """``row . T^k start`` for ``k = 0 .. num_steps`` by ``method``: the exact head and the slow modes; every step
+    (``'propagate'``); the dense eigendecomposition (checked against propagation over the first steps)."""
     if method == "propagate":
         return _propagated(stationary, row, start, num_steps)
-    values, weights = _lines_and_weights(stationary, row, start)
-    series = _series(values, weights, num_steps)
+    if stationary.dense is None:
+        return advance(stationary.matrix, stationary.modes, start[:, None], np.arange(num_steps + 1), row)[0]
+    modes = stationary.modes
+    series = _series(modes.values, (row @ modes.vectors) * modes.coordinates(start), num_steps)
     check = min(num_steps, CHECK_STEPS)
     reference = _propagated(stationary, row, start, check)
     deviation = float(np.max(np.abs(series[: check + 1] - reference)))
@@ -226,8 +242,11 @@ def compute_stationary_correlations(
     dt: float
         Time step (default: the process tensors').
     method: str
-        ``'eig'`` (default): every lag from the eigendecomposition (checked against propagation over the
-        first ``CHECK_STEPS`` lags; ``UserWarning`` if it deviates by more than ``EIG_TOLERANCE``);
+        ``'eig'`` (default): the first lags step by step, until the state has settled into the transfer map's
+        slow modes (those that outlive the fast ones by ``1 / SEAM_TOLERANCE``), every later lag from the
+        slow modes' eigendecomposition; ``'dense'``: every lag from the dense eigendecomposition of the whole
+        map (checked against propagation over the first ``CHECK_STEPS`` lags; ``UserWarning`` if it deviates by
+        more than ``EIG_TOLERANCE``; what ``'eig'`` falls back to where no slow modes separate);
         ``'propagate'``: step by step from the steady state.  When ``oqupy_jax`` traces the system (``jax.grad``,
         ``jax.vmap``) the steady state is solved for (it must be unique) and the lags are one ``lax.scan``.
     progress_type: str
@@ -243,8 +262,8 @@ def compute_stationary_correlations(
     if time_order not in ("ordered", "anti", "full"):
         raise ValueError(f"Argument 'time_order' must be 'ordered', 'anti' or 'full', not {time_order!r}.")
     steps = check_steps(num_steps)
-    if method not in ("eig", "propagate"):
-        raise ValueError(f"Argument 'method' must be 'eig' or 'propagate', not {method!r}.")
+    if method not in ("eig", "dense", "propagate"):
+        raise ValueError(f"Argument 'method' must be 'eig', 'dense' or 'propagate', not {method!r}.")
     with get_progress(progress_type)(1, title="--> Compute stationary correlations") as progress:
         transfer = transfer_map(system, process_tensor, dt)
         a = check_operator(operator_a, transfer.dim, "operator_a")
@@ -257,7 +276,7 @@ def compute_stationary_correlations(
                 return scan_rows(matrix, apply_super(transfer, superoperator, state[None]), steps, row)[:, 0]
 
         else:
-            stationary = _stationary(transfer, initial_state)
+            stationary = _stationary(transfer, initial_state, method == "dense")
 
             def side(superoperator: np.ndarray, row: np.ndarray) -> Any:
                 start = apply_super(transfer, superoperator, stationary.state[None])[0]
@@ -332,8 +351,9 @@ def compute_spectrum(
 
     ``C(tau) = <B(t + tau) A(t)>`` as in :func:`compute_stationary_correlations`; the transform is the
     trapezoidal sum over the lags ``tau = k dt`` (all of them, ``k`` from ``-inf`` to ``inf``), summed in closed
-    form from the eigendecomposition of a step's transfer map: each decaying mode ``w lambda^k`` contributes
-    ``dt w / (1 - lambda exp(-i omega dt))``, so there is no window and no truncated tail.  The undamped modes
+    form: the lags up to the seam ``K`` (where the state has settled into the transfer map's slow modes) summed
+    directly, and each decaying slow mode ``w lambda^(k - K)`` beyond it contributes
+    ``dt z^K w / (1 - lambda z)``, ``z = exp(-i omega dt)``, so there is no window and no truncated tail.  The undamped modes
     (``|lambda| >= 1 - UNDAMPED``: the coherent part ``<B><A>`` at ``omega = 0``, and any undamped oscillation)
     are left out of ``S`` and returned apart with ``return_lines``.  The sum is periodic in ``omega`` with period
     ``2 pi / dt``: it stands for the continuous transform for ``|omega| << pi / dt``, up to the process
@@ -355,7 +375,8 @@ def compute_spectrum(
     return_lines: bool
         Also return the undamped modes as :class:`SpectralLines` (``method='eig'`` only).
     method: str
-        ``'eig'``: one eigendecomposition for all frequencies (the default for concrete values).  ``'solve'``:
+        ``'eig'``: the exact head and the slow modes, for all frequencies (the default for concrete values);
+        ``'dense'``: the dense eigendecomposition of the whole map.  ``'solve'``:
         one linear solve of the transfer map's dimension per frequency, for a few frequencies; it needs a unique
         steady state and no undamped oscillation, and it is what runs (the default) when ``oqupy_jax`` traces
         the system: ``jax.grad`` of a spectral feature with respect to the system's parameters, e.g. of
@@ -375,8 +396,8 @@ def compute_spectrum(
     transfer = transfer_map(system, process_tensor, dt)
     if method is None:
         method = "solve" if transfer.traced else "eig"
-    if method not in ("eig", "solve"):
-        raise ValueError(f"Argument 'method' must be 'eig' or 'solve', not {method!r}.")
+    if method not in ("eig", "dense", "solve"):
+        raise ValueError(f"Argument 'method' must be 'eig', 'dense' or 'solve', not {method!r}.")
     a = check_operator(operator_a, transfer.dim, "operator_a")
     b = check_operator(operator_b, transfer.dim, "operator_b")
     step_dt = transfer.dt
@@ -396,30 +417,55 @@ def compute_spectrum(
         solved = _spectrum_by_solve(transfer, a, b, frequencies)
         solved = solved.real if hermitian else solved
         return frequencies, (solved if transfer.traced else to_host(solved))
-    stationary = _stationary(transfer, initial_state)
-    values, ordered = _lines_and_weights(
+    stationary = _stationary(transfer, initial_state, method == "dense")
+    phase = np.exp(-1j * frequencies * step_dt)
+    forward, first, lines = _transform(
         stationary,
         read_row(transfer, b),
         apply_super(transfer, left_super(a), stationary.state[None])[0],
+        phase,
     )
-    _, anti = _lines_and_weights(
+    backward, _, _ = _transform(
         stationary,
         read_row(transfer, a),
         apply_super(transfer, right_super(b), stationary.state[None])[0],
+        phase.conj(),
     )
-    decaying = np.abs(values) < 1.0 - UNDAMPED
-    phase = np.exp(-1j * frequencies * step_dt)[:, None]
-    forward = (ordered[decaying][None, :] / (1.0 - values[decaying][None, :] * phase)).sum(axis=1)
-    backward = (anti[decaying][None, :] / (1.0 - values[decaying][None, :] / phase)).sum(axis=1)
-    spectrum = step_dt * (forward + backward - ordered[decaying].sum())
+    spectrum = step_dt * (forward + backward - first)
     if hermitian:
         spectrum = spectrum.real
     if not return_lines:
         return frequencies, spectrum
-    scale = max(1.0, float(np.abs(ordered.sum())))
-    undamped = ~decaying & (np.abs(ordered) > 1e-12 * scale)
-    lines = SpectralLines(np.angle(values[undamped]) / step_dt, ordered[undamped])
     return frequencies, spectrum, lines
+
+
+def _transform(
+    stationary: _Stationary, row: np.ndarray, start: np.ndarray, phase: np.ndarray
+) -> Tuple[np.ndarray, complex, SpectralLines]:
+    """``sum_k z^k c_k`` over ``k >= 0`` for each ``z`` in ``phase``, with ``c_k = row . T^k start`` less its
+    undamped modes: the exact head ``k < K`` summed directly, the slow modes' tail ``w lambda^(k - K)`` in
+    closed form (``z^K w / (1 - lambda z)``).  Also ``c_0`` (less the undamped modes) and the undamped modes."""
+    modes = stationary.modes
+    records, seam, coefficients = walk(stationary.matrix, modes, start[:, None], np.inf, row)
+    assert coefficients is not None
+    values = modes.values
+    weights = (row @ modes.vectors) * coefficients[:, 0]  # c_(K + j) = sum_m weights_m values_m^j
+    undamped = np.abs(values) >= 1.0 - UNDAMPED
+    initial = weights[undamped] / values[undamped] ** seam  # their weights at k = 0
+    lags = np.arange(seam)
+    head = np.array([record[0] for record in records[:seam]], dtype=config.NpDtype)
+    head = head - np.power(values[undamped][None, :], lags[:, None]) @ initial
+    decaying = ~undamped
+    tail = (weights[decaying][None, :] / (1.0 - values[decaying][None, :] * phase[:, None])).sum(axis=1)
+    total = np.zeros_like(phase)
+    for value in head[::-1]:  # Horner: sum_k z^k head_k
+        total = total * phase + value
+    total = total + phase**seam * tail
+    first = head[0] if seam > 0 else weights[decaying].sum()
+    scale = max(1.0, float(np.abs(records[0][0])))
+    kept = np.abs(initial) > 1e-12 * scale
+    lines = SpectralLines(np.angle(values[undamped][kept]) / stationary.transfer.dt, initial[kept])
+    return total, first, lines
 
 
 def _gap_list(gaps: Any, count: int) -> List[np.ndarray]:
@@ -455,8 +501,9 @@ def compute_stationary_multitime_correlations(
     ``<O_3(t + tau_1 + tau_2) O_2(t + tau_1) O_1(t)>`` is ``ops_order=['left', 'left', 'left']``; an operator
     from the 'right' multiplies the state from the right (it acts on the bra): the pathways of a third-order
     response function are such combinations (see the Spectra page).  Every gap is a power of the transfer map: with
-    ``method='eig'`` (default) through its eigendecomposition, ``O(M^2)`` per correlation of the inner gaps and
-    ``O(M)`` per entry of the last, for a map of dimension ``M``; with ``'propagate'`` step by step, all
+    ``method='eig'`` (default) step by step up to the seam and through the slow modes beyond it (the last gap
+    from the read-out's side, ``O(M)`` per entry), for a map of dimension ``M``; ``'dense'`` through the dense
+    eigendecomposition; with ``'propagate'`` step by step, all
     combinations of the earlier gaps advanced together as one block (one ``lax.scan`` per gap in
     ``oqupy_jax``: what runs, the default, when the system is traced, so ``jax.grad`` and ``jax.vmap`` go
     through it; the steady state must then be unique).
@@ -472,7 +519,7 @@ def compute_stationary_multitime_correlations(
     gaps: list
         ``n - 1`` entries, each an int or a sequence of ints: the steps between ``O_i`` and ``O_{i+1}``.
     method: str
-        ``'eig'`` or ``'propagate'`` (default: ``'eig'``; ``'propagate'`` for a traced system).
+        ``'eig'``, ``'dense'`` or ``'propagate'`` (default: ``'eig'``; ``'propagate'`` for a traced system).
 
     Returns
     -------
@@ -491,8 +538,8 @@ def compute_stationary_multitime_correlations(
     steps = _gap_list(gaps, len(operators) - 1)
     transfer = transfer_map(system, process_tensor, dt)
     method = ("propagate" if transfer.traced else "eig") if method is None else method
-    if method not in ("eig", "propagate"):
-        raise ValueError(f"Argument 'method' must be 'eig' or 'propagate', not {method!r}.")
+    if method not in ("eig", "dense", "propagate"):
+        raise ValueError(f"Argument 'method' must be 'eig', 'dense' or 'propagate', not {method!r}.")
     matrices = [check_operator(op, transfer.dim, f"operators[{i}]") for i, op in enumerate(operators)]
     supers = [left_super(m) if o == "left" else right_super(m) for m, o in zip(matrices, ops_order)]
     delays = [transfer.dt * gap.astype(config.NpDtypeReal) for gap in steps]
@@ -501,11 +548,10 @@ def compute_stationary_multitime_correlations(
         _traced_only(initial_state)
         matrix, state, _ = solved_state(transfer)
     else:
-        stationary = _stationary(transfer, initial_state)
+        stationary = _stationary(transfer, initial_state, method == "dense")
         state = stationary.state
+        matrix = stationary.matrix
     if method == "propagate":  # every combination of gaps so far as one row of a block, advanced by scans
-        if not transfer.traced:
-            matrix = transfer.step(np.identity(len(state), dtype=config.NpDtype)).T
         xp = array_namespace(matrix)
         rows = apply_super(transfer, supers[0], state[None])
         for gap, superoperator in zip(steps[:-1], supers[1:-1]):
@@ -513,16 +559,13 @@ def compute_stationary_multitime_correlations(
             rows = apply_super(transfer, superoperator, picked.reshape(-1, len(state)))
         read = scan_rows(matrix, rows, int(steps[-1].max()), read_row(transfer, matrices[-1]))
         return delays, read[steps[-1]].T.reshape(shape)
-    values, vectors = stationary.values, stationary.vectors
-    lu = scipy.linalg.lu_factor(vectors)
     # columns: the state after O_1 ... O_i, one column per combination of the gaps so far
     columns = apply_super(transfer, supers[0], stationary.state[None]).T
     for gap, superoperator in zip(steps[:-1], supers[1:-1]):
-        coefficients = scipy.linalg.lu_solve(lu, columns)  # (M, P)
-        powers = np.power(values[:, None], gap[None, :])  # (M, G)
-        propagated = vectors @ (coefficients[:, :, None] * powers[:, None, :]).reshape(len(values), -1)
+        propagated = advance(stationary.matrix, stationary.modes, columns, gap).reshape(len(state), -1)
         columns = apply_super(transfer, superoperator, propagated.T).T  # (M, P * G)
-    coefficients = scipy.linalg.lu_solve(lu, columns)  # (M, P)
-    row = read_row(transfer, matrices[-1]) @ vectors  # (M,)
-    last = np.power(values[None, :], steps[-1][:, None]) * row[None, :]  # (G, M)
-    return delays, (coefficients.T @ last.T).reshape(shape)
+    # the last gap from the read-out's side: row . T^g (columns of T^T's powers), against every column
+    last = steps[-1]
+    left = stationary.left_modes(int(last.max()))
+    rows = advance(stationary.matrix.T, left, read_row(transfer, matrices[-1])[:, None], last)[:, 0, :]
+    return delays, (columns.T @ rows).reshape(shape)

@@ -205,6 +205,46 @@ def test_multitime_correlations(oq):
     np.testing.assert_allclose(stepped, three, rtol=0, atol=1e-10)
 
 
+def test_slow_modes_equal_the_dense_eigendecomposition_and_propagation(oq, monkeypatch):
+    """The default 'eig': exact steps until the state settles into the transfer map's slow modes, then those
+    modes; against the dense eigendecomposition ('dense', also the fallback where no slow modes separate) and
+    step-by-step propagation, over 3000 lags, a spectrum and multi-time gaps beyond the head (both sides)."""
+    op = oq.operators
+    system, pt = small_case(oq)
+    transfer = oq._transfer_map.transfer_map(system, pt, None)
+    matrix = np.asarray(transfer.step(np.identity(int(np.prod(transfer.shape)), dtype=complex))).T
+    modes = oq._slow_modes.slow_modes(matrix, 1000)
+    assert modes is not None and 0 < modes.head < 3000 and len(modes.values) < 10
+    a, b = op.sigma("-"), op.sigma("+")
+    results = {
+        method: oq.compute_stationary_correlations(system, pt, a, b, 3000, "full", method=method)[1]
+        for method in ("eig", "dense", "propagate")
+    }
+    np.testing.assert_allclose(results["eig"], results["propagate"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(results["dense"], results["propagate"], rtol=0, atol=1e-8)
+    omega = np.linspace(-3.0, 3.0, 61)
+    spectra = {
+        method: oq.compute_spectrum(system, pt, a, b, omega=omega, method=method)[1]
+        for method in ("eig", "dense", "solve")
+    }
+    np.testing.assert_allclose(spectra["eig"], spectra["dense"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(spectra["eig"], spectra["solve"], rtol=0, atol=1e-10)
+    operators = [op.sigma("-"), op.sigma("+"), op.sigma("x"), op.sigma("+")]
+    orders = ["right", "left", "right", "left"]
+    gaps = [[0, 3, 250, 900], [1, 400], [0, 7, 300, 1200]]
+    multi = {
+        method: oq.compute_stationary_multitime_correlations(
+            system, pt, operators, orders, gaps, method=method
+        )[1]
+        for method in ("eig", "dense", "propagate")
+    }
+    np.testing.assert_allclose(multi["eig"], multi["propagate"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(multi["dense"], multi["propagate"], rtol=0, atol=1e-8)
+    monkeypatch.setattr(oq.stationary, "slow_modes", lambda matrix, limit: None)  # the fallback
+    _, fallback = oq.compute_stationary_correlations(system, pt, a, b, 3000, "full")
+    np.testing.assert_array_equal(fallback, results["dense"])
+
+
 def test_bad_input(oq):
     op = oq.operators
     system, pt = small_case(oq)
