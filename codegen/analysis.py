@@ -32,6 +32,8 @@ class ModuleContext:
     runs_on: str = "device"  # the module's ``__runs_on__``: "host" modules keep NumPy/SciPy in both packages
     #: qualified names of array annotations: ``numpy.ndarray`` and the template's aliases of it
     array_types: frozenset[str] = frozenset({ARRAY_TYPE})
+    #: qualified name -> element kind of the package's dtype constants (``oqupy.config.NpDtype`` -> "c")
+    dtypes: tuple[tuple[str, str], ...] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fired: dict[str, int] = field(default_factory=dict)
     codemod: CodemodContext = field(default_factory=CodemodContext)
@@ -156,6 +158,7 @@ class MarkerContext(QualifiedNames):
             module_arrays,
             traced,
             self._module_dtypes(),
+            self._module_returns(),
         ).run()
         if cache:
             self.ctx.flows[key] = result
@@ -173,11 +176,12 @@ class MarkerContext(QualifiedNames):
         return frozenset(_kernel_names(self, node, "static"))
 
     def _module_dtypes(self) -> dict[str, str]:
-        """Module constants that name a dtype (``NpDtype = np.complex128``): name -> element kind."""
+        """Module constants that name a dtype (``NpDtype = np.complex128``): name -> element kind; with the
+        package's (``ModuleContext.dtypes``) by qualified name."""
         if "__dtypes__" not in self.ctx.flows:
             from codegen.flow import dtype_of
 
-            found = {}
+            found = dict(self.ctx.dtypes)
             for statement in self.module_node.body:
                 for small in (
                     getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ()
@@ -189,6 +193,20 @@ class MarkerContext(QualifiedNames):
                             found[target.value] = kind
             self.ctx.flows["__dtypes__"] = found
         return self.ctx.flows["__dtypes__"]
+
+    def _module_returns(self) -> dict[str, str]:
+        """This module's functions annotated to return a scalar (``-> complex``): name -> element kind."""
+        if "__returns__" not in self.ctx.flows:
+            from codegen.flow.numpy_model import _SCALAR_ANNOTATIONS
+
+            found = {}
+            for statement in self.module_node.body:
+                if isinstance(statement, cst.FunctionDef) and statement.returns is not None:
+                    kind = _SCALAR_ANNOTATIONS.get(self.qname(statement.returns.annotation) or "")
+                    if kind is not None and not statement.decorators:
+                        found[statement.name.value] = kind
+            self.ctx.flows["__returns__"] = found
+        return self.ctx.flows["__returns__"]
 
     def _donating(self, node: cst.FunctionDef | cst.Module) -> dict:
         """This module's kernels with donated parameters: name -> ((position, parameter), ...)."""

@@ -31,7 +31,7 @@ from codegen.analysis import ARRAY_TYPE, ModuleContext
 from codegen.diagnostics import CodegenError, Diagnostic
 from codegen.docs import render_rules
 from codegen.format import format_source
-from codegen.pipeline import Parsed, array_aliases, module_declaration, translate
+from codegen.pipeline import Parsed, array_aliases, dtype_constants, module_declaration, translate
 from codegen.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,6 +41,7 @@ GENERATED = "generated"
 RULES_DOC = "docs/rules.md"
 NOT_TRANSLATED = {"_codegen.py"}  # the markers
 ALIASES_MODULE = "_types"  # its ``Name = np.ndarray`` aliases annotate arrays in every template module
+DTYPES_MODULE = "config"  # its ``Name = np.complex128`` constants are known dtypes in every template module
 IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "build", "dist", ".tox"}
 MARK = f"GENER{''}ATED"  # spelled so that this file never looks generated
 BANNER_PREFIX = {".py": "# ", ".toml": "# ", ".md": "<!-- "}
@@ -78,9 +79,16 @@ def codegen_fingerprint() -> str:
     return digest("\0".join(parts))
 
 
-def inputs_digest(template_source: str, fingerprint: str, array_types: frozenset[str]) -> str:
-    """Digest of what decides a module's translation: codegen, the module, the template's array types."""
-    return digest(f"{fingerprint}\0{','.join(sorted(array_types))}\0{template_source}")
+def inputs_digest(
+    template_source: str,
+    fingerprint: str,
+    array_types: frozenset[str],
+    dtypes: tuple[tuple[str, str], ...] = (),
+) -> str:
+    """Digest of what decides a module's translation: codegen, the module, the template's array types and
+    dtype constants."""
+    constants = ",".join(f"{name}={kind}" for name, kind in dtypes)
+    return digest(f"{fingerprint}\0{','.join(sorted(array_types))}\0{constants}\0{template_source}")
 
 
 def array_types(repo: Path = REPO) -> frozenset[str]:
@@ -90,6 +98,12 @@ def array_types(repo: Path = REPO) -> frozenset[str]:
         array_aliases(path.read_text(), f"{TEMPLATE_PACKAGE}.{ALIASES_MODULE}") if path.exists() else set()
     )
     return frozenset({ARRAY_TYPE, *aliases})
+
+
+def package_dtypes(repo: Path = REPO) -> tuple[tuple[str, str], ...]:
+    """The dtype constants of the template's ``config`` module (``oqupy.config.NpDtype`` -> "c")."""
+    path = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / f"{DTYPES_MODULE}.py"
+    return dtype_constants(path.read_text(), f"{TEMPLATE_PACKAGE}.{DTYPES_MODULE}") if path.exists() else ()
 
 
 def with_banner(body: str, source: str, suffix: str, inputs: str | None = None) -> str:
@@ -173,7 +187,7 @@ def _targets(repo: Path, path: Path) -> dict[str, str]:
 
 
 def _translate_file(
-    repo: Path, path: Path, fingerprint: str, types: frozenset[str]
+    repo: Path, path: Path, fingerprint: str, types: frozenset[str], dtypes: tuple[tuple[str, str], ...]
 ) -> tuple[dict[str, str], dict[str, int], list[Diagnostic]]:
     """Translate one template module for every backend it is emitted into."""
     files: dict[str, str] = {}
@@ -184,10 +198,12 @@ def _translate_file(
     parsed = Parsed(source)
     module_parts = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("").parts
     module_parts = module_parts[:-1] if module_parts[-1] == "__init__" else module_parts
-    inputs = inputs_digest(source, fingerprint, types)
+    inputs = inputs_digest(source, fingerprint, types, dtypes)
     for backend, target in _targets(repo, path).items():
         package = metadata.PACKAGES[backend]
-        ctx = ModuleContext(relative, ".".join(module_parts), backend, package, array_types=types)
+        ctx = ModuleContext(
+            relative, ".".join(module_parts), backend, package, array_types=types, dtypes=dtypes
+        )
         translated = translate(parsed, ctx)
         diagnostics.extend(ctx.diagnostics)
         for rule, count in ctx.fired.items():
@@ -212,7 +228,8 @@ def build_tree(repo: Path = REPO) -> Tree:
     with ProcessPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1), mp_context=context) as pool:
         fingerprints = [codegen_fingerprint()] * len(paths)
         types = [array_types(repo)] * len(paths)
-        results = list(pool.map(_translate_file, [repo] * len(paths), paths, fingerprints, types))
+        dtypes = [package_dtypes(repo)] * len(paths)
+        results = list(pool.map(_translate_file, [repo] * len(paths), paths, fingerprints, types, dtypes))
     for files, fired, found in results:
         tree.files.update(files)
         diagnostics.extend(found)
@@ -312,9 +329,9 @@ def judge(expected: dict[str, Expected], current: dict[str, str]) -> list[Findin
 def expected_from_digests(repo: Path = REPO) -> dict[str, Expected]:
     """What ``check`` expects without translating: rendered files in full, translated ones by inputs digest."""
     expected = {path: Expected(content=content) for path, content in rendered_files(repo).items()}
-    fingerprint, types = codegen_fingerprint(), array_types(repo)
+    fingerprint, types, dtypes = codegen_fingerprint(), array_types(repo), package_dtypes(repo)
     for path in template_modules(repo):
-        inputs = inputs_digest(path.read_text(), fingerprint, types)
+        inputs = inputs_digest(path.read_text(), fingerprint, types, dtypes)
         for target in _targets(repo, path).values():
             expected[target] = Expected(inputs=inputs)
     return expected

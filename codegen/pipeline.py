@@ -89,6 +89,32 @@ class _Aliases(cst.CSTVisitor):
             self.names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
 
+class _DtypeConstants(_Aliases):
+    """Module-level ``Name = np.complex128`` assignments: name -> element kind (by qualified name)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kinds: dict[str, str] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        from codegen.flow.numpy_model import dtype_of
+
+        kind = dtype_of(
+            node.value,
+            lambda n: next(iter(q.name for q in self.get_metadata(QualifiedNameProvider, n, set())), None),
+        )
+        if kind is not None:
+            self.kinds.update((t.target.value, kind) for t in node.targets if isinstance(t.target, cst.Name))
+
+
+def dtype_constants(source: str, module_name: str) -> tuple[tuple[str, str], ...]:
+    """Qualified names of the dtype constants a module declares (``NpDtype = np.complex128``) with their
+    element kinds: other modules that import them know the dtype of ``np.zeros(n, dtype=NpDtype)``."""
+    visitor = _DtypeConstants()
+    MetadataWrapper(cst.parse_module(source)).visit(visitor)
+    return tuple(sorted((f"{module_name}.{name}", kind) for name, kind in visitor.kinds.items()))
+
+
 def array_aliases(source: str, module_name: str) -> frozenset[str]:
     """Qualified names of the aliases of ``np.ndarray`` a template module declares (``Matrix = np.ndarray``)."""
     visitor = _Aliases()

@@ -45,15 +45,17 @@ def fetch_oqupy(directory: Path) -> Path:
 
 def translate_oqupy(package: Path, verbose: bool) -> int:
     from codegen.analysis import ModuleContext
-    from codegen.pipeline import translate
+    from codegen.pipeline import dtype_constants, translate
 
+    config = package / "config.py"  # its dtype constants, as the build reads the template's
+    dtypes = dtype_constants(config.read_text(), "oqupy.config") if config.exists() else ()
     accepted, crashes = 0, 0
     rules: collections.Counter = collections.Counter()
     modules = sorted(package.rglob("*.py"))
     for path in modules:
         relative = path.relative_to(package.parent).as_posix()
         name = relative.removesuffix(".py").replace("/", ".")
-        ctx = ModuleContext(relative, name, "jax", "oqupy_jax")
+        ctx = ModuleContext(relative, name, "jax", "oqupy_jax", dtypes=dtypes)
         try:
             output = translate(path.read_text(), ctx)
         except Exception as error:  # noqa: BLE001 - a crash is what this counts

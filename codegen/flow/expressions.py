@@ -14,12 +14,14 @@ from codegen.flow.numpy_model import (
     INPLACE_METHODS,
     KNOWN_CONTAINERS,
     PURE_BUILTINS,
+    SCALAR_REDUCTIONS,
     STORING_METHODS,
     WRITABLE_VIEW_FUNCTIONS,
     WRITABLE_VIEW_METHODS,
     _code,
     _ufunc_kind,
     dtype_of,
+    kinds_union,
     promote,
     ufunc_inputs,
 )
@@ -305,6 +307,9 @@ class Expressions:
         for arg in args:
             self._escape(arg, state)
         self._forget_attributes(state)  # the callee may store or rebind any object's attributes
+        if isinstance(func, cst.Name) and func.value not in self.locals and qualified == func.value:
+            if func.value in self.returns:  # a module function annotated ``-> complex``: a scalar
+                return num(self.returns[func.value])
         if qualified in ("builtins.list", "builtins.sorted"):
             return Val(frozenset({"list"}), frozenset({"?"}))
         if qualified in ("builtins.dict",):
@@ -368,8 +373,12 @@ class Expressions:
                 return self._new(call, contig=True, shape=shape, dtype=dtype, device=True)
             if name in ("zeros_like", "ones_like", "empty_like", "full_like", "copy") and args:
                 return self._new(call, dtype=dtype or args[0].dtype, shape=args[0].shape, device=True)
-            if name in ("allclose", "array_equal", "any", "all", "count_nonzero") and "axis" not in keywords:
+            one = len(positional) == 1 and "axis" not in keywords and "keepdims" not in keywords
+            if name in ("allclose", "array_equal") or name in ("any", "all", "count_nonzero") and one:
                 return num("b" if name != "count_nonzero" else "i")
+            if name in SCALAR_REDUCTIONS and one and set(keywords) <= {"dtype"}:  # ``np.sum(x)``: a scalar
+                table, kind = SCALAR_REDUCTIONS[name], args[0].dtype
+                return num(dtype or (kinds_union(*(table[k] for k in kind)) if kind else None))
             if dtype is None and name in _SAME_KIND_FUNCTIONS:
                 dtype = promote(*(a.dtype for a in args if a.kinds <= {"num", "array"} and a.kinds))
             return self._new(call, dtype=dtype, device=True)
@@ -409,6 +418,9 @@ class Expressions:
         kind = dtype_of(expr, self.qname)
         if kind is None and isinstance(expr, cst.Name) and expr.value not in self.skeleton.assigned:
             kind = self.module_dtypes.get(expr.value)
+        if kind is None and isinstance(expr, (cst.Name, cst.Attribute)):
+            qualified = self.qname(expr) or ""  # a package constant: ``config.NpDtype``, imported ``NpDtype``
+            kind = self.module_dtypes.get(qualified) if "." in qualified else None
         return kind
 
     def _statement_method(self, node: cst.Expr, state: State) -> bool:

@@ -45,6 +45,7 @@ class FunctionFlow(Writes, Indices, Expressions):
         module_arrays: frozenset[str] = frozenset(),
         traced: frozenset[str] = frozenset(),
         module_dtypes: Optional[dict[str, str]] = None,
+        returns: Optional[dict[str, str]] = None,
     ) -> None:
         self.node = node
         self.module = isinstance(node, cst.Module)
@@ -63,6 +64,7 @@ class FunctionFlow(Writes, Indices, Expressions):
         self.module_dtypes = (
             module_dtypes or {}
         )  # module constants naming a dtype (``DTYPE = np.complex128``)
+        self.returns = returns or {}  # module functions annotated ``-> float`` (name -> element kind)
         self.donating = donating or {}
         self.problems: dict[tuple[int, str], Finding] = {}
         self.owned_writes: set[int] = set()

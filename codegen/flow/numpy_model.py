@@ -28,6 +28,14 @@ FRESH_FUNCTIONS = frozenset(
     f"numpy.linalg.{name}"
     for name in "cholesky det eigh eigvalsh eigvals eig inv matrix_power norm qr solve svd pinv lstsq".split()
 )
+#: reductions that return a NumPy *scalar* (immutable: ``+=`` on it rebinds) when given one array and no axis,
+#: with the element kind of the result per kind of the argument
+SCALAR_REDUCTIONS: dict[str, dict[str, str]] = {
+    **{name: {"b": "i", "i": "i", "f": "f", "c": "c"} for name in ("sum", "prod")},
+    **{name: {"b": "b", "i": "i", "f": "f", "c": "c"} for name in ("max", "min", "amax", "amin")},
+    "mean": {"b": "f", "i": "f", "f": "f", "c": "c"},
+    **{name: {"b": "f", "i": "f", "f": "f", "c": "f"} for name in ("std", "var")},
+}
 #: NumPy functions that return their array argument or a *writable* view of it
 WRITABLE_VIEW_FUNCTIONS = frozenset(
     f"numpy.{name}"

@@ -144,7 +144,9 @@ class DtypeSafety(_FlowRefusal):
     sets: an ``np.ndarray`` argument (and a copy of it) may be integer, float or complex, ``x * 2.0`` float or
     complex, and a write must fit every pair (a float into a maybe-integer array is truncated by both packages,
     so ``y = x.copy(); y[0] = 0.5`` translates, ``y += 0.5`` does not); a dtype may come from a module constant
-    (``DTYPE = np.complex128``).
+    (``DTYPE = np.complex128``) or one of the template's ``config`` module (``oqupy.config.NpDtype``).  Scalars
+    are immutable, so ``x += v`` on one rebinds in both packages: ``np.sum(x)`` (one array, no ``axis``) and a
+    call of a module function annotated ``-> complex`` are scalars.
 
     Idiom: give the array the result's dtype (``dtype=np.complex128``) or write ``a = a / 2`` (a new array).
     """
@@ -221,6 +223,46 @@ class DtypeSafety(_FlowRefusal):
                 a = jnp.zeros(2, dtype=DTYPE)
                 a = a.at[1].set(x[0])
                 return y, a
+            """,
+        ),
+        Example(  # a package constant (``oqupy.config``), scalars from reductions and annotated functions
+            """
+            import numpy as np
+            from oqupy.config import NpDtype
+
+
+            def integral(a: float) -> complex:
+                return a * 1j
+
+
+            def f(x: np.ndarray, values: list):
+                a = np.zeros(2, dtype=NpDtype)
+                a[0] = values[0]
+                total = np.sum(x)
+                total += 1.0
+                acc = integral(0.0)
+                acc += integral(1.0)
+                return a, total, acc
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+            from oqupy_jax.config import NpDtype
+
+
+            def integral(a: float) -> complex:
+                return a * 1j
+
+
+            def f(x: jax.Array, values: list):
+                a = jnp.zeros(2, dtype=NpDtype)
+                a = a.at[0].set(values[0])
+                total = jnp.sum(x)
+                total += 1.0
+                acc = integral(0.0)
+                acc += integral(1.0)
+                return a, total, acc
             """,
         ),
     )
@@ -442,126 +484,3 @@ class UnmodelledStatement(_FlowRefusal):
             """,
         ),
     )
-
-
-class OutArgument(_Refusal):
-    """Refuse ``out=`` arguments of NumPy/SciPy functions, also given by position to a ufunc (``np.exp(a, b)``)."""
-
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f(a: np.ndarray):
-                y = np.zeros(3)
-                np.exp(a, out=y)
-                return y
-            """,
-            "`out=`",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f(a: np.ndarray):
-                y = np.zeros(3)
-                np.exp(a, y)
-                return y
-            """,
-            "positional `out`",
-        ),
-    )
-
-    def check_Call(self, node: cst.Call) -> None:
-        if self.in_host or (self.qname(node.func) or "").split(".")[0] not in ("numpy", "scipy"):
-            return
-        inputs = ufunc_inputs(self.qname(node.func))
-        positional = [arg for arg in node.args if arg.keyword is None]
-        if inputs is not None and len(positional) > inputs:
-            self.report(
-                positional[inputs],
-                f"positional `out` argument of the ufunc `{self.qname(node.func)}`",
-                "assign the result: `y = np.exp(a)`",
-            )
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "out":
-                self.report(
-                    arg, "`out=` writes into an existing array", "assign the result: `y = np.add(a, b)`"
-                )
-
-
-class DataDependentShape(_Refusal):
-    """Refuse data-dependent output shapes inside kernels (``unique``, ``nonzero``, boolean masks)."""
-
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-            from oqupy._codegen import kernel
-
-
-            @kernel
-            def f(x: np.ndarray) -> np.ndarray:
-                return np.unique(x)
-            """,
-            "data-dependent output shape",
-        ),
-        Invalid(
-            """
-            import numpy as np
-            from oqupy._codegen import kernel
-
-
-            @kernel
-            def f(x: np.ndarray) -> np.ndarray:
-                return x[x > 0]
-            """,
-            "boolean mask",
-        ),
-    )
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.masks: list[set[str]] = [set()]  # per function: names bound to boolean masks
-
-    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.masks.append(set())
-
-    def check_leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.masks.pop()
-
-    def check_leave_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                if self._is_mask(node.value):
-                    self.masks[-1].add(target.target.value)
-                else:
-                    self.masks[-1].discard(target.target.value)
-
-    def _is_mask(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Comparison):
-            return True
-        if isinstance(expr, cst.Call) and self.qname(expr.func) in names.BOOLEAN_CALLS:
-            return True
-        return isinstance(expr, cst.Name) and expr.value in self.masks[-1]
-
-    def check_Call(self, node: cst.Call) -> None:
-        if self.in_host or not self.in_kernel:
-            return
-        qualified = self.qname(node.func)
-        one_arg_where = qualified == "numpy.where" and len(node.args) == 1
-        if qualified in names.DATA_DEPENDENT or one_arg_where:
-            self.report(
-                node,
-                f"`{qualified}` has a data-dependent output shape inside a kernel",
-                "compute it on the host before the kernel, or use `np.where(mask, a, b)`",
-            )
-
-    def check_Subscript(self, node: cst.Subscript) -> None:
-        if self.in_host or not self.in_kernel or id(node) not in self.current_flow().array_subscripts:
-            return
-        for element in node.slice:
-            if isinstance(element.slice, cst.Index) and self._is_mask(element.slice.value):
-                self.report(node, "boolean mask index inside a kernel", "use `np.where(mask, value, x)`")

@@ -3,16 +3,18 @@
 import pytest
 
 from codegen.analysis import ModuleContext
+from codegen.build import package_dtypes
 from codegen.format import format_source
 from codegen.pipeline import array_aliases, translate
 from codegen.rules import RULES
 
 PACKAGES = {"numpy": "oqupy_numpy", "jax": "oqupy_jax"}
 PATH = "src_template/oqupy/example.py"
+DTYPES = package_dtypes()  # examples may import the template's dtype constants (``oqupy.config.NpDtype``)
 
 
 def run(template: str, backend: str):
-    ctx = ModuleContext(PATH, "oqupy.example", backend, PACKAGES[backend])
+    ctx = ModuleContext(PATH, "oqupy.example", backend, PACKAGES[backend], dtypes=DTYPES)
     return translate(template, ctx), ctx
 
 
