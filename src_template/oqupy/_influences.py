@@ -97,15 +97,24 @@ def check_finite_coefficients(eta: Any, dt: float, first: int = 0) -> None:
 
 
 class Influences:
-    """All influence data of one run, computed on the host once (extended when the memory grows)."""
+    """All influence data of one run, computed on the host once (extended when the memory grows).
 
-    def __init__(self, bath: Bath, parameters: TempoParameters, unique: bool) -> None:
+    With ``unique`` the path indices are reduced to the degeneracy classes of the coupling (one row / column
+    per class).  With ``weighted_classes`` (and not ``unique``) they are reduced too, but each class carries the
+    weight ``sqrt(size)`` in truncations (``north_weights``, ``west_weights``): a matrix whose rows or columns
+    repeat ``m`` times has the singular values of the reduced one with that row / column scaled by
+    ``sqrt(m)``, so the truncation, and the result, are those of the unreduced computation at the reduced cost.
+    """
+
+    def __init__(
+        self, bath: Bath, parameters: TempoParameters, unique: bool, weighted_classes: bool = False
+    ) -> None:
         self.parameters = parameters
         self.correlations = bath.correlations
         self.comm = bath.coupling_comm
         self.acomm = bath.coupling_acomm
         dim2 = self.comm.shape[0]
-        if unique:
+        if unique or weighted_classes:
             north, west = bath.north_degeneracy_map, bath.west_degeneracy_map
             self.north_rep = bath.north_degeneracy_representatives
             self.west_rep = bath.west_degeneracy_representatives
@@ -114,6 +123,12 @@ class Influences:
             self.north_rep = self.west_rep = np.arange(dim2)
         self.north = (north[None, :] == np.arange(self.north_rep.shape[0])[:, None]).astype(config.NpDtype)
         self.west = (west[None, :] == np.arange(self.west_rep.shape[0])[:, None]).astype(config.NpDtype)
+        # Truncation weights of the classes: sqrt(class size) stands for the class's repeated rows and columns
+        # of the unreduced computation (same singular values), 1 where ``unique`` asks for one row per class.
+        sizes_north, sizes_west = np.sum(self.north.real, axis=1), np.sum(self.west.real, axis=1)
+        weighted = weighted_classes and not unique
+        self.north_weights = np.sqrt(sizes_north) if weighted else np.ones_like(sizes_north)
+        self.west_weights = np.sqrt(sizes_west) if weighted else np.ones_like(sizes_west)
         self.limit = parameters.subdiv_limit or config.SUBDIV_LIMIT
         self.stack = np.zeros((0, self.north_rep.shape[0], self.west_rep.shape[0]), dtype=config.NpDtype)
         self.self_influence = np.ones(dim2, dtype=config.NpDtype)

@@ -15,7 +15,7 @@ right bond), the line's carry ``carry[r, c, x]`` (``c``: north class of the curr
 ``site[l, a, r]`` over the full path index ``a``.
 """
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -79,6 +79,8 @@ def step(
     north: np.ndarray,
     self_influence: np.ndarray,
     epsrel: float,
+    north_weights: Optional[np.ndarray] = None,
+    west_weights: Optional[np.ndarray] = None,
 ) -> Tuple[np.ndarray, List[np.ndarray], int]:
     """Finish the site of the current time ``n``; returns ``(site, legs, largest kept rank)``.
 
@@ -88,21 +90,33 @@ def step(
     runs from the farthest leg back to ``n + 1``, truncating every bond (zip-up), and closes on the leg of ``n``
     (with ``I0``); a left-to-right sweep then makes the site and the legs left-canonical, the optimal truncation
     of every bond (everything to its left is an isometry, everything to its right was made one by the zip-up).
+
+    ``north_weights`` / ``west_weights`` (None: ones) weight the classes in every truncation
+    (:class:`oqupy._influences.Influences`): each split factorises the weighted matrix and takes the weights
+    off its factors, so the kept subspaces are those of the unreduced path indices.
     """
-    legs = list(legs) + [np.ones((1, west.shape[0], 1), dtype=np.complex128)] * (length - len(legs))
-    carry = np.ones((1, north.shape[0], 1), dtype=np.complex128)
+    num_north, num_west = north.shape[0], west.shape[0]
+    row_weights = np.ones(num_north) if north_weights is None else north_weights
+    column_weights = np.ones(num_west) if west_weights is None else west_weights
+    legs = list(legs) + [np.ones((1, num_west, 1), dtype=np.complex128)] * (length - len(legs))
+    carry = np.ones((1, num_north, 1), dtype=np.complex128)
     max_rank = 1
     for lag in range(len(legs) - 1, 0, -1):
-        bond = legs[lag].shape[0]
-        weights, leg, rank = split(zip_leg(carry, legs[lag], influences[lag - 1]), epsrel, weights_left=True)
-        legs[lag] = leg.reshape(leg.shape[0], west.shape[0], carry.shape[2])
-        carry = weights.reshape(bond, north.shape[0], leg.shape[0])
+        bond, new = legs[lag].shape[0], carry.shape[2]
+        theta = zip_leg(carry, legs[lag], influences[lag - 1]).reshape(bond, num_north, num_west, new)
+        theta = theta * row_weights[None, :, None, None] * column_weights[None, None, :, None]
+        weights, leg, rank = split(theta.reshape(bond * num_north, num_west * new), epsrel, weights_left=True)
+        legs[lag] = leg.reshape(rank, num_west, new) / column_weights[None, :, None]
+        carry = weights.reshape(bond, num_north, rank) / row_weights[None, :, None]
         max_rank = max(max_rank, rank)
     chain = [close_leg(carry, legs[0], west, north, self_influence), *legs[1:]]
     for index in range(len(chain) - 1):
+        # the finished site is over the full path index; the legs over the west classes
+        scale = np.ones(chain[index].shape[1]) if index == 0 else column_weights
         left, classes, right = chain[index].shape
-        isometry, weights, rank = split(chain[index].reshape(left * classes, right), epsrel)
-        chain[index] = isometry.reshape(left, classes, isometry.shape[1])
+        weighted = chain[index] * scale[None, :, None]
+        isometry, weights, rank = split(weighted.reshape(left * classes, right), epsrel)
+        chain[index] = isometry.reshape(left, classes, rank) / scale[None, :, None]
         chain[index + 1] = np.tensordot(weights, chain[index + 1], axes=1)
         max_rank = max(max_rank, rank)
     return chain[0], chain[1:], max_rank

@@ -118,7 +118,9 @@ class PtTempo(BaseAPIClass):
         self._file = process_tensor_file
         self._overwrite = overwrite
         self._backend_config = backend_config
-        self._influences = Influences(bath, parameters, unique)
+        # always reduced to the coupling's classes; without ``unique`` weighted so that the result is the
+        # unreduced one (same truncations), at the reduced cost
+        self._influences = Influences(bath, parameters, unique, weighted_classes=True)
         # the process tensor's transforms into and out of the coupling eigenbasis (None: it is the basis)
         self._transform_in, self._transform_out = eigenbasis_transforms(bath)
         self._sites: list = []  # finished sites site[l, a, r], left-canonical
@@ -174,6 +176,8 @@ class PtTempo(BaseAPIClass):
             influences.north,
             influences.self_influence,
             self._parameters.epsrel,
+            influences.north_weights,
+            influences.west_weights,
         )
         self._sites.append(site)
         self._max_bond = max(self._max_bond, rank)
