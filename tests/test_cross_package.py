@@ -101,7 +101,7 @@ KERNEL_ARGUMENTS = {
             ojax._propagation.Step(
                 np.stack([np.stack([np.eye(4), 2 * np.eye(4), np.eye(4)[::-1]])] * 2) + 0j,
                 np.stack([np.stack([np.eye(4)] * 3)] * 2) + 0j,
-                (np.arange(3 * 2 * 2 * 4.0).reshape(3, 2, 2, 4) + 1j,),
+                (np.arange(3 * 4 * 2 * 2.0).reshape(3, 4, 2, 2) + 1j,),  # [step, x, p, f]
                 (np.ones((3, 2)) + 0j,),
                 np.arange(3),
             ),
@@ -116,7 +116,7 @@ KERNEL_ARGUMENTS = {
             ojax._propagation.Step(
                 np.stack([np.eye(4), 2 * np.eye(4), np.eye(4)[::-1]]) + 0j,
                 np.stack([np.eye(4)] * 3) + 0j,
-                (np.arange(3 * 2 * 2 * 4.0).reshape(3, 2, 2, 4) + 1j,),
+                (np.arange(3 * 4 * 2 * 2.0).reshape(3, 4, 2, 2) + 1j,),  # [step, x, p, f]
                 (np.ones((3, 2)) + 0j,),
                 np.arange(3),
             ),

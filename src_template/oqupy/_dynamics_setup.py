@@ -206,7 +206,8 @@ def propagators(
 
 def stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> PaddedEnvironment:
     """One array of tensors (and of caps) zero-padded to a common bond dimension (``_mps.bucket``; only
-    ``oqupy_jax`` calls this: ``oqupy_numpy`` keeps exact shapes)."""
+    ``oqupy_jax`` calls this: ``oqupy_numpy`` keeps exact shapes).  Rank-3 tensors are stacked in the step
+    loop's layout ``[step, x, p, f]``, rank-4 ones as ``[step, p, f, i, o]``."""
     if any(tensor.ndim == 4 for tensor in tensors):
         tensors = [
             tensor
@@ -219,6 +220,8 @@ def stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> PaddedEnv
     stacked = np.zeros((len(tensors), bond, bond, *legs), dtype=config.NpDtype)
     for step, tensor in enumerate(tensors):
         stacked[step, : tensor.shape[0], : tensor.shape[1]] = tensor
+    if len(legs) == 1:  # rank 3: the step loop's layout ``[x, p, f]`` (``_propagation.by_index``)
+        stacked = np.ascontiguousarray(np.transpose(stacked, (0, 3, 1, 2)))
     padded_caps = np.zeros((len(caps), bond), dtype=config.NpDtype)
     for step, cap in enumerate(caps):
         padded_caps[step, : cap.shape[0]] = cap

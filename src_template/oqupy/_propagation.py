@@ -11,7 +11,7 @@ from typing import Any, List, NamedTuple, Sequence, Tuple
 import numpy as np
 
 from oqupy import config
-from oqupy._codegen import BACKEND, kernel
+from oqupy._codegen import BACKEND, host, kernel
 from oqupy._dynamics_setup import Environment
 from oqupy._loops import scan, vmap
 
@@ -24,6 +24,7 @@ __runs_on__ = "device"
 __all__ = [
     "Loop",
     "Step",
+    "by_index",
     "contract_environment",
     "contract_uniform",
     "dynamics_step",
@@ -89,7 +90,7 @@ def loop_inputs(environments: List[Environment], vectors: np.ndarray) -> Loop:
                 caps.append(padded.caps)
                 bond_vectors.append(np.eye(1, padded.caps.shape[1], dtype=config.NpDtype)[0])
             else:
-                tensors.append(env.tensors)
+                tensors.append([by_index(tensor) for tensor in env.tensors])
                 caps.append(env.caps)
                 bond_vectors.append(np.ones(1, dtype=config.NpDtype))
             uniform.append(None)
@@ -97,6 +98,13 @@ def loop_inputs(environments: List[Environment], vectors: np.ndarray) -> Loop:
     for vector in bond_vectors:
         states = states[..., None, :] * vector[:, None]
     return Loop(tuple(tensors), tuple(caps), tuple(uniform), states)
+
+
+@host
+def by_index(tensor: np.ndarray) -> np.ndarray:
+    """An MPO tensor in the loop's layout: ``T[p, f, x]`` as the contiguous ``by_index[x, p, f]`` (one matrix per
+    system index: each step's product reads it without a transpose); a rank-4 ``T[p, f, i, o]`` as it is."""
+    return np.ascontiguousarray(np.transpose(tensor, (2, 0, 1))) if tensor.ndim == 3 else tensor
 
 
 def _contract_by_index(moved: np.ndarray, by_index: np.ndarray) -> np.ndarray:
@@ -108,10 +116,10 @@ def _contract_by_index(moved: np.ndarray, by_index: np.ndarray) -> np.ndarray:
 
 def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np.ndarray:
     """Contract bond leg ``axis`` and the system leg of a state in the loop's layout ``s[x, chi_1, ..., chi_E]``
-    with one MPO tensor ``T[p, f, x]`` (rank 3) or ``T[p, f, i, o]`` (rank 4)."""
+    with one MPO tensor in the loop's layout (:func:`by_index`: ``[x, p, f]`` for rank 3, ``T[p, f, i, o]``)."""
     moved = np.moveaxis(state, axis + 1, -1)
     if tensor.ndim == 3:
-        moved = _contract_by_index(moved, np.transpose(tensor, (2, 0, 1)))
+        moved = _contract_by_index(moved, tensor)
     else:
         moved = np.einsum("i...p,pfio->o...f", moved, tensor)
     return np.moveaxis(moved, -1, axis + 1)
