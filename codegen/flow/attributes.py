@@ -15,8 +15,12 @@ def class_attribute_kinds(
     """What each attribute of ``self`` may hold, from the class's own code: an annotation where it is set
     (``self.cache: dict = {}``, or ``cache: dict`` in the class body) decides; otherwise every value assigned to
     ``self.attr`` in the class's methods must be a literal (a number, a list or a dict) for it to be known
-    not to be an array.  An attribute never assigned here is ``unknown`` (it may be an array)."""
+    not to be an array; a local name that the method binds only to list (or dict) displays counts as one
+    (``caps = []; ...; self.caps = caps``).  A property annotated with a scalar or container type that returns
+    the attribute (``def step(self) -> int: return self._step``) declares it, as an annotation would.  An
+    attribute never assigned here is ``unknown`` (it may be an array)."""
     annotated: dict[str, frozenset[str]] = {}
+    declared: dict[str, frozenset[str]] = {}  # by properties that return the attribute
     assigned: dict[str, set[str]] = {}
 
     def kinds_of_annotation(annotation: cst.Annotation) -> frozenset[str]:
@@ -35,12 +39,17 @@ def class_attribute_kinds(
         return frozenset({"unknown"})
 
     def kinds_of_value(
-        expr: Optional[cst.BaseExpression], owner: str = "", scalars: frozenset[str] = frozenset()
+        expr: Optional[cst.BaseExpression],
+        owner: str = "",
+        scalars: frozenset[str] = frozenset(),
+        containers: Optional[dict[str, str]] = None,
     ) -> str:
         while isinstance(expr, cst.UnaryOperation):
             expr = expr.expression
         if isinstance(expr, cst.Name) and expr.value in scalars:
             return "num"  # a parameter annotated as a number
+        if isinstance(expr, cst.Name) and containers and expr.value in containers:
+            return containers[expr.value]  # a local name bound only to list (dict) displays
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == owner:
             return f"ref:{expr.attr.value}"  # another attribute of the object: resolved below
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
@@ -71,6 +80,12 @@ def class_attribute_kinds(
         ):
             continue
         owner = params[0].name.value
+        returned = _returned_attribute(statement, owner, qname)
+        if returned is not None and statement.returns is not None:
+            kinds = kinds_of_annotation(statement.returns)
+            if kinds <= {"num", "other", "list", "dict"}:
+                declared.setdefault(returned, kinds)
+        containers = _container_locals(statement)
         scalars = frozenset(
             p.name.value
             for p in (*params, *statement.params.kwonly_params)
@@ -101,7 +116,9 @@ def class_attribute_kinds(
                 for target in small.targets:
                     name = self._attr(target.target)
                     if name is not None:
-                        assigned.setdefault(name, set()).add(kinds_of_value(small.value, owner, scalars))
+                        assigned.setdefault(name, set()).add(
+                            kinds_of_value(small.value, owner, scalars, containers)
+                        )
                     else:
                         self._unpacked(target.target)
 
@@ -137,5 +154,105 @@ def class_attribute_kinds(
         name: frozenset("unknown" if k.startswith("ref:") else k for k in found)
         for name, found in assigned.items()
     }
+    kinds.update(declared)
     kinds.update(annotated)
     return kinds
+
+
+def _returned_attribute(
+    method: cst.FunctionDef, owner: str, qname: Callable[[cst.CSTNode], Optional[str]]
+) -> Optional[str]:
+    """``attr`` for a ``@property`` whose body (after a docstring) is ``return <owner>.attr``; None otherwise."""
+    if not any(qname(d.decorator) == "builtins.property" for d in method.decorators):
+        return None
+    body = list(method.body.body) if isinstance(method.body, cst.IndentedBlock) else []
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr):
+        if isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return None
+    small = body[0].body[0]
+    if not isinstance(small, cst.Return):
+        return None
+    value = small.value
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == owner:
+        return value.attr.value
+    return None
+
+
+def _container_locals(method: cst.FunctionDef) -> dict[str, str]:
+    """The names that ``method`` (its nested scopes included) binds only to list or only to dict displays: such a
+    name holds a list (dict) wherever it is bound.  Any other binding (a parameter, another value, a loop or
+    ``with`` target, an unpacking, an import, ``global``/``nonlocal``, ``del``) disqualifies it."""
+    found: dict[str, set[str]] = {}
+
+    def add(name: str, kind: str) -> None:
+        found.setdefault(name, set()).add(kind)
+
+    def display(expr: Optional[cst.BaseExpression]) -> str:
+        if isinstance(expr, (cst.List, cst.ListComp)):
+            return "list"
+        if isinstance(expr, (cst.Dict, cst.DictComp)):
+            return "dict"
+        return "unknown"
+
+    class _Bindings(cst.CSTVisitor):
+        def visit_Param(self, node: cst.Param) -> None:
+            add(node.name.value, "unknown")
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                self._target(target.target, display(node.value))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self._target(node.target, display(node.value))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._target(node.target, display(node.value))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self._target(node.target, display(node.value))
+
+        def visit_For(self, node: cst.For) -> None:
+            self._target(node.target, "unknown")
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            self._target(node.target, "unknown")
+
+        def visit_AsName(self, node: cst.AsName) -> None:  # ``with ... as x``, ``except E as x``, imports
+            self._target(node.name, "unknown")
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            name = node.evaluated_alias or node.evaluated_name
+            add(name.split(".", 1)[0], "unknown")
+
+        def visit_Global(self, node: cst.Global) -> None:
+            for item in node.names:
+                add(item.name.value, "unknown")
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            for item in node.names:
+                add(item.name.value, "unknown")
+
+        def visit_Del(self, node: cst.Del) -> None:
+            self._target(node.target, "unknown")
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            add(node.name.value, "unknown")
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            add(node.name.value, "unknown")
+
+        def _target(self, target: cst.BaseExpression, kind: str) -> None:
+            if isinstance(target, cst.Name):
+                add(target.value, kind)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    self._target(element.value, "unknown")
+            elif isinstance(target, cst.StarredElement):
+                self._target(target.value, "unknown")
+
+    method.visit(_Bindings())
+    return {
+        name: next(iter(kinds)) for name, kinds in found.items() if len(kinds) == 1 and kinds != {"unknown"}
+    }

@@ -64,6 +64,15 @@ class Expressions:
             val = state.names.get(expr.value)
             if val is not None and val.kinds == frozenset({"num"}) and val.dtype == "i":
                 return expr.value
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            factor, other = (
+                (expr.left, expr.right) if isinstance(expr.left, cst.Integer) else (expr.right, expr.left)
+            )
+            inner = self._length(other, state) if isinstance(factor, cst.Integer) else None
+            if inner is not None and int(factor.value, 0) > 0:  # ``2 * n``: ``"2*n"``
+                if inner.isdigit():
+                    return str(int(factor.value, 0) * int(inner))
+                return f"{int(factor.value, 0)}*{inner}" if "*" not in inner else None
         return None
 
     def _shape_of(self, expr: Optional[cst.BaseExpression], state: State) -> Optional[tuple[str, ...]]:
@@ -295,6 +304,16 @@ class Expressions:
             if qualified == "builtins.range":
                 return OTHER
             kind = PURE_BUILTINS[qualified]
+            if qualified in ("builtins.abs", "builtins.round") and args and args[0].maybe_array:
+                # ``abs(a)`` of an array is a new array (``round`` too, through ``ndarray.__round__``)
+                kinds = (
+                    frozenset({"array"})
+                    if args[0].kinds == frozenset({"array"})
+                    else frozenset({"array", "num"})
+                )
+                kind = _ufunc_kind("numpy.abs", [args[0].dtype]) if qualified == "builtins.abs" else None
+                fresh = self._new(call, dtype=kind, shape=args[0].shape, device=args[0].device)
+                return replace(fresh, kinds=kinds)
             if kind is None and args:
                 kind = args[0].dtype if args[0].kinds == frozenset({"num"}) else None
             return (
@@ -341,6 +360,11 @@ class Expressions:
             kinds = [a.dtype for a in args[: ufunc_inputs(qualified)]]
             out_kind = _ufunc_kind(qualified, kinds)
             shape = arrays[0].shape if len(arrays) == 1 and len(args) == 1 else None
+            if not arrays and any(a.maybe_array for a in args[: ufunc_inputs(qualified)]):
+                # ``np.abs(x)`` of an unknown ``x``: a new array or a number (``y += 1`` then may write in place)
+                return replace(
+                    self._new(call, dtype=out_kind, device=True), kinds=frozenset({"array", "num"})
+                )
             if not arrays:
                 return num(out_kind)
             return self._new(

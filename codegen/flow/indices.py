@@ -169,7 +169,15 @@ class Indices:
                 if loop == length and left in ("-1", f"{length}-1"):
                     return True
         span = _interval(expr, state)  # ``3 - i``, ``2 * i + 1`` with ``i`` from ``range(<literal>)``
-        return span is not None and literal is not None and -literal <= span[0] and span[1] < literal
+        if span is not None and literal is not None and -literal <= span[0] and span[1] < literal:
+            return True
+        # ``a * i + b`` with ``i`` in [0, n) on an axis of length ``k * n``: 0 <= a <= k and 0 <= b < k suffice
+        factor, symbol = (int(length.split("*")[0]), length.split("*")[1]) if "*" in length else (1, length)
+        affine = _affine(expr, state)
+        if affine is None or symbol.isdigit():
+            return False
+        a, b, stop = affine
+        return stop == symbol and 0 <= a <= factor and 0 <= b < factor
 
     def _dtype_problem(self, target: cst.BaseExpression, current: Val, op: Optional[str], value: Val) -> bool:
         kind = current.dtype
@@ -202,3 +210,34 @@ class Indices:
             "create the array with the result's dtype (`dtype=np.complex128`) or write `x = x OP v` (a new array)",
         )
         return True
+
+
+def _affine(expr: cst.BaseExpression, state: State) -> Optional[tuple[int, int, Optional[str]]]:
+    """``(a, b, n)`` for an integer expression ``a * i + b`` of one ``range(n)`` loop variable ``i`` (``n`` a
+    never rebound name) and literals; ``(0, b, None)`` for a literal; None otherwise."""
+    if isinstance(expr, cst.Integer):
+        return 0, int(expr.value, 0), None
+    if isinstance(expr, cst.Name):
+        value = state.names.get(expr.value)
+        if value is not None and value.const is not None:
+            return 0, value.const, None
+        if (
+            value is not None
+            and value.stop is not None
+            and not value.stop.isdigit()
+            and "*" not in value.stop
+        ):
+            return 1, 0, value.stop
+        return None
+    if not isinstance(expr, cst.BinaryOperation):
+        return None
+    left, right = _affine(expr.left, state), _affine(expr.right, state)
+    if left is None or right is None or (left[2] and right[2] and left[2] != right[2]):
+        return None
+    stop = left[2] or right[2]
+    if isinstance(expr.operator, cst.Add):
+        return left[0] + right[0], left[1] + right[1], stop
+    if isinstance(expr.operator, cst.Multiply) and (left[0] == 0 or right[0] == 0):
+        k, other = (left[1], right) if left[0] == 0 else (right[1], left)
+        return k * other[0], k * other[1], stop
+    return None

@@ -290,4 +290,22 @@ def dtype_of(
 ) -> Optional[str]:
     if expr is None:
         return None
+    if isinstance(expr, cst.SimpleString):  # ``dtype="complex128"``: NumPy's own dtype strings
+        text = expr.evaluated_value
+        return _DTYPE_STRINGS.get(text) if isinstance(text, str) else None
     return _DTYPES.get(qname(expr) or "")
+
+
+#: dtype strings NumPy and jax.numpy both accept, by element kind
+_DTYPE_STRINGS = {
+    "complex128": "c",
+    "complex64": "c",
+    "complex": "c",
+    "float64": "f",
+    "float32": "f",
+    "float": "f",
+    "int64": "i",
+    "int32": "i",
+    "int": "i",
+    "bool": "b",
+}

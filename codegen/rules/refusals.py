@@ -19,7 +19,8 @@ class IndexSafety(_FlowRefusal):
     JAX drops out-of-bounds ``.at[]`` updates (NumPy raises ``IndexError``), and with repeated integer-array
     indices ``.at[].add`` accumulates where NumPy applies once.  Proven: slices, ``...``, ``None``; a literal
     within a literal shape (``np.zeros(4)``, ``a[3]``); a ``for i in range(n)`` variable (or ``-1 - i``,
-    ``n - 1 - i``) on an axis created with length ``n`` (a literal or a name never rebound); a boolean mask
+    ``n - 1 - i``) on an axis created with length ``n`` (a literal or a name never rebound); ``a * i + b`` with
+    ``0 <= a <= k`` and ``0 <= b < k`` on an axis created with length ``k * n`` (``2 * i + 1`` in ``2 * n``); a boolean mask
     of the array itself (``a[a > 0] = 0.0``) with a scalar value; tuples of such literals and slices, written
     out (``a[(0, -2)]``), bound to a name or held by a dict of such tuples (``a[regions["head"]]``).  A literal
     index on an axis of unknown length is checked against the shape in ``oqupy_jax``
@@ -31,6 +32,33 @@ class IndexSafety(_FlowRefusal):
     """
 
     VALID = (
+        Example(  # two rows per step: ``2 * i`` and ``2 * i + 1`` within ``2 * n``
+            """
+            import numpy as np
+
+
+            def pairs(n: int, values: np.ndarray):
+                out = np.zeros((2 * n, 3), dtype=np.complex128)
+                for i in range(0, n):
+                    for j in range(3):
+                        out[2 * i][j] = values[i]
+                        out[2 * i + 1, j] = values[i] + 1.0
+                return out
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+
+            def pairs(n: int, values: jax.Array):
+                out = jnp.zeros((2 * n, 3), dtype=jnp.complex128)
+                for i in range(0, n):
+                    for j in range(3):
+                        out = out.at[2 * i, j].set(values[i])
+                        out = out.at[2 * i + 1, j].set(values[i] + 1.0)
+                return out
+            """,
+        ),
         Example(
             """
             import numpy as np
@@ -131,6 +159,19 @@ class IndexSafety(_FlowRefusal):
             """,
             "integer array or list",
         ),
+        Invalid(  # ``2 * i + 2`` reaches ``2 * n`` at the last step
+            """
+            import numpy as np
+
+
+            def f(n: int):
+                a = np.zeros((2 * n, 3))
+                for i in range(n):
+                    a[2 * i + 2, 0] = 1.0
+                return a
+            """,
+            "not provably within axis 0 of length `2*n`",
+        ),
     )
 
 
@@ -144,9 +185,11 @@ class DtypeSafety(_FlowRefusal):
     sets: an ``np.ndarray`` argument (and a copy of it) may be integer, float or complex, ``x * 2.0`` float or
     complex, and a write must fit every pair (a float into a maybe-integer array is truncated by both packages,
     so ``y = x.copy(); y[0] = 0.5`` translates, ``y += 0.5`` does not); a dtype may come from a module constant
-    (``DTYPE = np.complex128``) or one of the template's ``config`` module (``oqupy.config.NpDtype``).  Scalars
+    (``DTYPE = np.complex128``), one of the template's ``config`` module (``oqupy.config.NpDtype``) or a NumPy
+    dtype string (``dtype="complex128"``).  Scalars
     are immutable, so ``x += v`` on one rebinds in both packages: ``np.sum(x)`` (one array, no ``axis``) and a
-    call of a module function annotated ``-> complex`` are scalars.
+    call of a module function annotated ``-> complex`` are scalars; ``np.abs(x)`` (any ufunc, or ``abs``) of an
+    ``x`` that may be an array is not, and neither is an element ``a[i]`` of an array of unknown rank.
 
     Idiom: give the array the result's dtype (``dtype=np.complex128``) or write ``a = a / 2`` (a new array).
     """
@@ -223,6 +266,26 @@ class DtypeSafety(_FlowRefusal):
                 a = jnp.zeros(2, dtype=DTYPE)
                 a = a.at[1].set(x[0])
                 return y, a
+            """,
+        ),
+        Example(  # a dtype given as NumPy's string
+            """
+            import numpy as np
+
+
+            def f(g):
+                a = np.zeros(3, dtype="complex128")
+                a[0] = g(0)
+                return a
+            """,
+            jax="""
+            import jax.numpy as jnp
+
+
+            def f(g):
+                a = jnp.zeros(3, dtype="complex128")
+                a = a.at[0].set(g(0))
+                return a
             """,
         ),
         Example(  # a package constant (``oqupy.config``), scalars from reductions and annotated functions
@@ -302,6 +365,19 @@ class DtypeSafety(_FlowRefusal):
                 return a
             """,
             "a `c` value on a `f` array",
+        ),
+        Invalid(  # a ufunc (or ``abs``) of an unknown value is a new array or a number
+            """
+            import numpy as np
+
+
+            def f(x):
+                y = np.abs(x)
+                z = y
+                y += 1
+                return z
+            """,
+            "`y += ...` where `y` may be an array",
         ),
     )
 

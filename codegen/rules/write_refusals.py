@@ -214,7 +214,10 @@ class AttributeWrite(_FlowRefusal):
     in the attribute itself, and no other live name, container or call can see it (then the write becomes
     ``self.x = self.x.at[i].set(v)``).  NumPy changes the array for every holder (the caller that passed it,
     another object), JAX would rebind one attribute.  An attribute counts as a container or a number (writes
-    allowed) when the class annotates it (``self.cache: dict = {}``) or only ever assigns it literals.
+    allowed) when the class annotates it (``self.cache: dict = {}``), declares it by a property annotated with
+    such a type that returns it (``def step(self) -> int: return self._step``), or only ever assigns it
+    literals or local names that its method binds only to list (dict) displays (``caps = []; ...;
+    self.caps = caps``).
 
     Idiom: build the new array in a local name and assign it to the attribute.
     """
@@ -244,6 +247,64 @@ class AttributeWrite(_FlowRefusal):
                     x = np.array(self.x, dtype=np.float64)
                     x[:1] += v
                     self.x = x
+            """,
+        ),
+    )
+    VALID = (
+        Example(  # a number declared by its property, a list built in a local name
+            """
+            import numpy as np
+
+
+            class A:
+                def __init__(self):
+                    self._step = None
+                    self._caps = []
+
+                @property
+                def step(self) -> int:
+                    "The current step."
+                    return self._step
+
+                def initialise(self, step=None):
+                    self._step = step
+
+                def build(self, n: int):
+                    caps = []
+                    for k in range(n):
+                        caps.insert(0, np.zeros(2))
+                    self._caps = caps
+
+                def advance(self, k: int):
+                    self._caps[k] = np.ones(2)
+                    self._step += 1
+            """,
+            jax="""
+            import jax.numpy as jnp
+
+
+            class A:
+                def __init__(self):
+                    self._step = None
+                    self._caps = []
+
+                @property
+                def step(self) -> int:
+                    "The current step."
+                    return self._step
+
+                def initialise(self, step=None):
+                    self._step = step
+
+                def build(self, n: int):
+                    caps = []
+                    for k in range(n):
+                        caps.insert(0, jnp.zeros(2))
+                    self._caps = caps
+
+                def advance(self, k: int):
+                    self._caps[k] = jnp.ones(2)
+                    self._step += 1
             """,
         ),
     )
@@ -282,6 +343,34 @@ class AttributeWrite(_FlowRefusal):
                     self.total += v
             """,
             "`+=` on the attribute `self.total`",
+        ),
+        Invalid(  # the unannotated argument may be an array: no property declares the attribute a number
+            """
+            class A:
+                def initialise(self, step=None):
+                    self._step = step
+
+                def advance(self):
+                    self._step += 1
+            """,
+            "`+=` on the attribute `self._step`",
+        ),
+        Invalid(  # ``caps`` is also bound to an argument: it may hold the caller's array
+            """
+            import numpy as np
+
+
+            class A:
+                def build(self, given=None):
+                    caps = []
+                    if given is not None:
+                        caps = given
+                    self._caps = caps
+
+                def advance(self, k: int):
+                    self._caps[k] = np.ones(2)
+            """,
+            "the attribute `self._caps`",
         ),
         Invalid(
             """
