@@ -117,9 +117,8 @@ def step(
     site = np.einsum("lb,nb->lnb", line_end, operators.north)
     left, current, top = split(operators.out_of[index].T, epsrel, weights_left=True)
     past.append(np.tensordot(site, left, axes=1))
-    remainder = None
-    for position in range(count, -1, -1):
-        site = past[position] if remainder is None else np.tensordot(past[position], remainder, axes=1)
+    for position in range(count, -1, -1):  # newest to oldest: each remainder moves into the next older site
+        site = past[position] if position == count else np.tensordot(past[position], remainder, axes=1)
         bond, paths, next_bond = site.shape
         remainder, right, rank = split(site.reshape(bond, paths * next_bond), epsrel, weights_left=True)
         past[position] = right.reshape(right.shape[0], paths, next_bond)
