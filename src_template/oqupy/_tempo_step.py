@@ -16,7 +16,7 @@ state), the zip-up carry ``carry[c, r, w]`` (new left bond, old bond, index of t
 The past sites are a list in time order, oldest first; the oldest has a left bond of dimension 1.
 """
 
-from typing import List, NamedTuple, Sequence
+from typing import List, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
@@ -84,6 +84,14 @@ def merge_oldest(past: List[np.ndarray]) -> List[np.ndarray]:
     return [merged, *past[2:]]
 
 
+def _split_left(site: np.ndarray, epsrel: float) -> Tuple[np.ndarray, np.ndarray, int]:
+    """``site[l, c, r] ~ sum_k remainder[l, k] new[k, c, r]`` (truncated; ``new`` right-canonical): one split of
+    the sweep.  Returns ``(remainder, new, rank)``."""
+    bond, paths, next_bond = site.shape
+    remainder, right, rank = split(site.reshape(bond, paths * next_bond), epsrel, weights_left=True)
+    return remainder, right.reshape(right.shape[0], paths, next_bond), rank
+
+
 def step(
     past: Sequence[np.ndarray],
     current: np.ndarray,
@@ -117,11 +125,10 @@ def step(
     site = np.einsum("lb,nb->lnb", line_end, operators.north)
     left, current, top = split(operators.out_of[index].T, epsrel, weights_left=True)
     past.append(np.tensordot(site, left, axes=1))
-    for position in range(count, -1, -1):  # newest to oldest: each remainder moves into the next older site
-        site = past[position] if position == count else np.tensordot(past[position], remainder, axes=1)
-        bond, paths, next_bond = site.shape
-        remainder, right, rank = split(site.reshape(bond, paths * next_bond), epsrel, weights_left=True)
-        past[position] = right.reshape(right.shape[0], paths, next_bond)
+    remainder, past[count], rank = _split_left(past[count], epsrel)
+    top = max(top, rank)
+    for position in range(count - 1, -1, -1):  # newest to oldest: each remainder moves into the next older site
+        remainder, past[position], rank = _split_left(np.tensordot(past[position], remainder, axes=1), epsrel)
         top = max(top, rank)
     past[0] = np.tensordot(remainder, past[0], axes=1)
     if count == memory:
