@@ -35,7 +35,7 @@ def _collect(every: int) -> list:
     from benchmarks.scenarios import DT, STEPS, spin_boson
     from oqupy_numpy import _mps
 
-    kept, calls, full = [], [0], _mps.svd
+    kept, calls, full = [], [0], _mps.lapack_svd  # the SVD of every split of the host step (_mps.split)
 
     def spy(matrix):
         calls[0] += 1
@@ -44,11 +44,11 @@ def _collect(every: int) -> list:
         return full(matrix)
 
     _, bath, parameters, _ = spin_boson(oq)
-    _mps.svd = spy
+    _mps.lapack_svd = spy
     try:
         oq.pt_tempo_compute(bath, 0.0, STEPS * DT, parameters, progress_type="silent")
     finally:
-        _mps.svd = full
+        _mps.lapack_svd = full
     return kept
 
 

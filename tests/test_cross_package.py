@@ -63,20 +63,8 @@ def test_packages_agree(name, scenario):
 #: Example arguments for every jitted kernel of oqupy_jax (a new kernel without an entry fails the test below).
 KERNEL_ARGUMENTS = {
     "oqupy_jax._tensors.embed_delta": lambda: ((np.ones((2, 3)),), {"index_scrambling": (1, 0, 0, 1)}),
-    "oqupy_jax._mps.zip_site": lambda: ((np.ones((2, 3, 4)), np.ones((3, 4, 5)), np.ones((4, 4))), {}),
-    "oqupy_jax._mps.close_line": lambda: (
-        (np.ones((2, 3, 3)), np.ones((3, 4)), np.ones((3, 4)), np.ones(4)),
-        {},
-    ),
-    "oqupy_jax._mps.new_sites": lambda: ((np.ones((2, 4)), np.ones((3, 4)), np.ones((4, 4))), {}),
-    "oqupy_jax._mps.sum_site": lambda: ((np.arange(2.0) + 1j, np.ones((2, 4, 3))), {}),
     "oqupy_jax._mps.svd": lambda: ((np.arange(12.0).reshape(4, 3) ** 2 + 1j * np.eye(4, 3),), {}),
-    "oqupy_jax._mps.truncate": lambda: (
-        (np.ones((4, 3)), np.array([3.0, 2.0, 1.0]), np.ones((3, 3))),
-        {"rank": 2, "size": 4, "weights_left": True},
-    ),
     "oqupy_jax._mps.kept_rank": lambda: ((np.array([3.0, 2.0, 2.0 * (1 - 1e-12), 1e-9]), 1e-6), {}),
-    "oqupy_jax._steps.tempo_step": lambda: _tempo_step_arguments(ojax, 8),
     "oqupy_jax._chain_mps.apply_site_operator": lambda: (
         (np.ones((2, 4, 3, 5)), np.arange(16.0).reshape(4, 4)),
         {},
@@ -128,9 +116,11 @@ KERNEL_ARGUMENTS = {
 
 #: Kernels whose NumPy form takes exact shapes (lists, no padding): its arguments, and the outputs compared.
 NUMPY_FORMS = {
-    "oqupy_jax._steps.tempo_step": (lambda: _tempo_step_arguments(onp, onp._steps.UNBOUNDED), (2, 3, 4)),
     # the new middle weights and the three ranks (the tensors hold SVD phases, which LAPACK builds may choose apart)
-    "oqupy_jax._chain_mps.apply_nn_gate": (lambda: _nn_gate_arguments((onp._steps.UNBOUNDED,) * 3), (1, 3)),
+    "oqupy_jax._chain_mps.apply_nn_gate": (
+        lambda: _nn_gate_arguments((onp._chain_mps.UNBOUNDED,) * 3),
+        (1, 3),
+    ),
 }
 
 
@@ -143,27 +133,6 @@ def _nn_gate_arguments(capacities):
     gate_l, gate_r = rng.normal(size=(4, 4, 3)), rng.normal(size=(3, 4, 4)) + 0.5j
     lambdas = (np.ones(1), np.array([1.0, 0.5]), np.ones(1))
     return (lambdas, gamma_l, gamma_r, gate_l, gate_r, 1e-12), {"capacities": capacities}
-
-
-def _influence_lines():
-    phases = np.exp(0.3j * np.arange(16.0)).reshape(4, 4)
-    return np.stack([0.9 * phases, 0.95 * phases.T])
-
-
-def _tempo_step_arguments(pkg, capacity):
-    """Step 0 of a spin-1/2 TEMPO run with a memory of two steps (JAX: a ring padded to ``capacity``)."""
-    state = np.array([[0.6, 0.2 + 0.1j, 0.2 - 0.1j, 0.4]])
-    sites, current = pkg._steps.resize_ring(None, state, 3, capacity, 4)
-    rotation = np.kron(*(2 * [np.array([[0.8, 0.6], [-0.6, 0.8]]) + 0j]))
-    operators = pkg._steps.TempoOperators(
-        _influence_lines(),
-        np.eye(4) + 0j,
-        np.eye(4) + 0j,
-        np.ones(4) + 0.1j,
-        rotation[None],
-        rotation.T[None],
-    )
-    return (sites, current, 0, 0, np.ones((4, 4)) + 0j, operators, 1e-6), {"capacity": capacity}
 
 
 # kernels whose outputs are defined only up to a gauge: compared through what the gauge leaves unchanged
@@ -406,7 +375,7 @@ def test_gibbs_tempo_packages_agree():
     hamiltonian = 0.8 * np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]) / np.sqrt(2) + np.diag(energies)
     history_np, _, bond_np = _gibbs_history(onp, hamiltonian, np.diag(values), 12, 1e-6)
     history_jax, _, bond_jax = _gibbs_history(ojax, hamiltonian, np.diag(values), 12, 1e-6)
-    assert bond_np == bond_jax > 12  # oqupy_jax starts at capacity 12 for d = 3
+    assert bond_np == bond_jax > 12
     np.testing.assert_allclose(history_jax, history_np, rtol=0, atol=1e-10)
 
 
@@ -554,23 +523,29 @@ def test_pt_tebd_packages_agree():
     assert np.abs(states_np[0][-1] - states_np[0][0]).max() > 0.1
 
 
-def test_trimmed_runs_the_smallest_size_that_holds_the_operands():
-    """`_loops.trimmed` in oqupy_jax: the branch is chosen from the non-zero entries and the result padded back;
-    in oqupy_numpy it is the plain call."""
-    jax_loops = importlib.import_module("oqupy_jax._loops")
-    numpy_loops = importlib.import_module("oqupy_numpy._loops")
+def test_tempo_runs_on_the_host_in_oqupy_jax():
+    """TEMPO's steps are host code in both packages (`_tempo_step.py`): a TEMPO run of oqupy_jax compiles no XLA
+    program, its network holds NumPy arrays, and it gives oqupy_numpy's numbers exactly."""
+    compiles = []
 
-    def body(a, b):
-        return a @ b, a.shape[0] + 0 * a[0, 0].real
+    def record(event, duration, **_):
+        if event.endswith("backend_compile_duration"):
+            compiles.append(event)
 
-    rng = np.random.default_rng(5)
-    for used, size in [(0, 2), (2, 2), (3, 4), (4, 4), (5, 8), (8, 8)]:
-        a = np.zeros((8, 8))
-        a[:used, :used] = rng.normal(size=(used, used))
-        b = np.zeros((8, 3))
-        b[:used] = rng.normal(size=(used, 3))
-        product, chosen = jax.jit(lambda a, b: jax_loops.trimmed(body, (2, 4, 8), ((0, 1), (0,)), a, b))(a, b)
-        assert product.shape == (8, 3) and int(chosen) == size
-        np.testing.assert_allclose(np.asarray(product), a @ b, rtol=0, atol=1e-14)
-        product, chosen = numpy_loops.trimmed(body, (2, 4, 8), ((0, 1), (0,)), a, b)
-        assert chosen == 8 and np.array_equal(product, a @ b)
+    jax.monitoring.register_event_duration_secs_listener(record)
+    op = ojax.operators
+    sd = ojax.PowerLawSD(**{**OHMIC, "temperature": 0.8})
+    tempo = ojax.Tempo(
+        ojax.System(0.5 * op.sigma("x")),
+        ojax.Bath(0.5 * op.sigma("z"), sd),
+        ojax.TempoParameters(dt=0.1, epsrel=1e-5, dkmax=4, add_correlation_time=1.0),
+        op.spin_dm("up"),
+        0.0,
+    )
+    tempo.compute(1.0, progress_type="silent")
+    network = tempo._network
+    assert len(network._past) == 4 and network.max_bond > 2
+    assert all(type(site) is np.ndarray for site in [*network._past, network._current])
+    scenario = TEMPO_SCENARIOS["rotated-thermal-unique"]
+    assert np.array_equal(tempo_states(ojax, **scenario), tempo_states(onp, **scenario))
+    assert not compiles

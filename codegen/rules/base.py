@@ -100,8 +100,9 @@ class Rule(MarkerContext, cst.CSTTransformer):
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     IDIOMS: ClassVar[tuple[Idiom, ...]] = ()
-    #: a refusal whose rewrite only spares authors a manual one (``a[i][j]`` -> ``a[i, j]``): the template may
-    #: have nothing for it, so it is not reported as unused
+    #: a refusal whose rewrite only spares authors a manual one (``a[i][j]`` -> ``a[i, j]``), or the translation of
+    #: a basic construct that the template may happen not to use (``inplace-update``): the template may have
+    #: nothing for it, so it is not reported as unused
     MAY_BE_IDLE: ClassVar[bool] = False
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)

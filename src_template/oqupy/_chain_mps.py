@@ -19,18 +19,30 @@ import numpy as np
 
 from oqupy._codegen import BACKEND, kernel
 from oqupy._mps import bucket, kept_rank, kept_size, svd
-from oqupy._steps import initial_capacity
 
 __runs_on__ = "device"
 
 MIN_PADDED = 16
 """Smallest stored size of a padded bond or leg in ``oqupy_jax``."""
 
+CAPACITIES = (16, 24, 32, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512)
+"""Bond capacities of the chain in ``oqupy_jax`` (multiples of 256 beyond): a run compiles its gate once per
+capacity it reaches."""
+
+UNBOUNDED = 2**62
+"""The capacity of every bond in ``oqupy_numpy``, whose bonds are exact and never overflow."""
+
 
 def capacity(rank: int) -> int:
-    """Capacity of the chain's bonds that holds ``rank``: in ``oqupy_jax`` a step of
-    :func:`oqupy._steps.capacity_for`, at least ``MIN_PADDED``; in ``oqupy_numpy`` unbounded (exact bonds)."""
-    return max(initial_capacity(rank), MIN_PADDED)
+    """Capacity of the chain's bonds that holds ``rank``: in ``oqupy_jax`` the smallest of :data:`CAPACITIES`
+    (at least ``MIN_PADDED``); in ``oqupy_numpy`` unbounded (exact bonds)."""
+    if BACKEND == "jax":
+        for size in CAPACITIES:
+            if rank <= size:
+                return size
+        return -(-rank // 256) * 256
+    else:
+        return UNBOUNDED
 
 
 def padded(rank: int, floor: int = MIN_PADDED) -> int:

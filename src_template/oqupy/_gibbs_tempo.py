@@ -23,7 +23,7 @@ operator :math:`\mathrm{Tr}_B e^{-\beta H_\mathrm{total}} / Z_B`; :meth:`GibbsTe
 
 The path index lives on the Hilbert space: the operator ``X[a, b]`` is carried as the vector ``vec(X)``
 (row-major, dimension ``d**2``) whose path index ``(j, b)`` has the influence of ``s_j`` alone, so the whole
-TEMPO step of :func:`oqupy._steps.tempo_step` (compiled in ``oqupy_jax``, one program per bond capacity) runs
+TEMPO step of :func:`oqupy._tempo_step.step` (host code in both packages: NumPy and LAPACK at exact bonds) runs
 unchanged, with the step's propagators ``P (x) 1`` and the degeneracy classes of the values ``s_j``.
 
 Beyond OQuPy 0.5: a non-diagonal coupling operator ``S = U diag(s) U^dagger`` is supported (upstream raises
@@ -32,12 +32,12 @@ is rotated back, ``U X U^dagger``.
 """
 
 import numbers
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
-from oqupy import _steps, config
-from oqupy._tempo_network import Ring, advance_ring
+from oqupy import config
+from oqupy._tempo_step import TempoOperators, step
 from oqupy._validation import check_epsrel
 from oqupy.base_api import BaseAPIClass
 from oqupy.bath import Bath
@@ -49,10 +49,6 @@ from oqupy.util import get_progress
 __runs_on__ = "host"
 
 __all__ = ["GibbsParameters", "GibbsTempo", "MarkovianTermsError", "gibbs_influences", "gibbs_tempo_compute"]
-
-
-MIN_SLOTS = 64
-"""The smallest ring of past sites (``oqupy_jax`` compiles one step per ring size and bond capacity)."""
 
 
 class MarkovianTermsError(UserWarning, ValueError):
@@ -235,37 +231,26 @@ class GibbsTempo(BaseAPIClass):
             self._dbeta, n_steps - 1, matsubara=True
         )
         lines, classes, self_influence = gibbs_influences(values, coefficients, dim)
-        # full memory: a ring of at least n_steps + 1 slots, rounded up to a power of two (at least MIN_SLOTS) so
-        # that oqupy_jax compiles one step per capacity for a whole range of n_steps (the loops run over the
-        # valid sites only); distances >= n_steps never occur
-        slots = max(_steps.steps_bucket(n_steps + 1), MIN_SLOTS)
-        lines = np.concatenate([lines, np.ones((slots - n_steps,) + lines.shape[1:], dtype=lines.dtype)])
         half_step = self._system.get_unitary_propagators(-1j * self._dbeta)(0)[0]  # expm(-H dbeta / 2)
         half_step = unitary.conj().T @ half_step @ unitary
         step_operator = np.kron(half_step, np.identity(dim, dtype=config.NpDtype))[None]
-        operators = _steps.TempoOperators(
-            lines, classes, classes, self_influence, step_operator, step_operator
-        )
+        operators = TempoOperators(lines, classes, classes, self_influence, step_operator, step_operator)
         identity = np.identity(dim, dtype=config.NpDtype)
-        paths = classes.shape[0]
-        capacity = _steps.initial_capacity(dim * dim)
-        ring = Ring(
-            *_steps.resize_ring(None, identity.reshape(1, dim * dim), n_steps + 1, capacity, paths), capacity
-        )
+        past: List[np.ndarray] = []
+        current = identity.reshape(1, dim * dim)
         dynamics = Dynamics(description=f"computed from '{self.name}' tempo")
         dynamics.add(0.0, identity)
-        oldest = lines[slots - 2]
         with get_progress(progress_type)(n_steps, title="--> GibbsTEMPO computation") as progress:
-            for step in range(n_steps):
-                ring, state, top = advance_ring(
-                    ring, step, 0, oldest, operators, self._parameters.epsrel, slots, paths
+            for index in range(n_steps):
+                # full memory: a memory of n_steps is never full, so the oldest line (distance n_steps) is unused
+                past, current, state, rank = step(
+                    past, current, 0, lines[-1], operators, self._parameters.epsrel, n_steps
                 )
-                self._max_bond = max(self._max_bond, top)
-                state = np.asarray(state)
+                self._max_bond = max(self._max_bond, rank)
                 if rotate:
                     state = unitary @ state @ unitary.conj().T
-                dynamics.add((step + 1) / n_steps / self._temperature, state)  # the last time is 1/T exactly
-                progress.update(step + 1)
+                dynamics.add((index + 1) / n_steps / self._temperature, state)  # the last time is 1/T exactly
+                progress.update(index + 1)
         self._dynamics = dynamics
         return dynamics
 

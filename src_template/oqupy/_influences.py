@@ -1,8 +1,8 @@
 """The influence of a Gaussian bath on the path of the coupling operator, for TEMPO and PT-TEMPO.
 
 Host code (NumPy in both packages): the influence exponents come from integrals of the bath correlation function
-(``BaseCorrelations.influence_coefficients``), computed once per run; the device kernels of ``oqupy._mps`` receive
-the resulting matrices.  Conventions (``O-``, ``O+``, ``eta``) are stated in ``docs/tempo.md`` and in
+(``BaseCorrelations.influence_coefficients``), computed once per run; the host steps of TEMPO and PT-TEMPO
+(``oqupy._tempo_step``, ``oqupy._pt_tempo_step``) receive the resulting matrices.  Conventions (``O-``, ``O+``, ``eta``) are stated in ``docs/tempo.md`` and in
 :mod:`oqupy.tempo`.
 """
 

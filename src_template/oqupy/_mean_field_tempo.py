@@ -7,9 +7,9 @@ Step ``n -> n + 1`` (time ``t_n = start_time + n dt``, states :math:`\rho_n` of 
    :math:`a_n + k_1 (t - t_n)` (:meth:`TimeDependentSystemWithField.get_propagators`);
 3. :math:`k_2 = f(t_n + dt, \rho_{n+1}, a_n + dt\,k_1)` and :math:`a_{n+1} = a_n + dt (k_1 + k_2) / 2`.
 
-Each system's TEMPO network is an :class:`oqupy._tempo_network.TempoNetwork` (the compiled whole step of
-:class:`oqupy.tempo.Tempo`); the field equation and the propagators are user callables and run on the host, so
-every step brings each system's d x d state to the host once.  Host module: NumPy in both packages.
+Each system's TEMPO network is an :class:`oqupy._tempo_network.TempoNetwork` (the host step of
+:class:`oqupy.tempo.Tempo`, :mod:`oqupy._tempo_step`); the field equation and the propagators are user callables
+and run on the host too.  Host module: NumPy in both packages.
 
 **[FowlerWright2022]** P. Fowler-Wright, B. W. Lovett and J. Keeling, *Efficient many-body non-Markovian
 dynamics of organic polaritons*, Phys. Rev. Lett. 129, 173001 (2022).
@@ -172,4 +172,4 @@ class MeanFieldTempo(BaseAPIClass):
         """One TEMPO step of one system with the propagators of the linearised field; its new state (host)."""
         prop_1, prop_2 = propagators(self._step, self._field, slope)
         operators = network.operators(prop_1[None], prop_2[None])
-        return np.asarray(network.advance(0, operators))
+        return network.advance(0, operators)

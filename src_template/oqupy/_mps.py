@@ -1,18 +1,12 @@
-"""Pure tensor kernels of TEMPO: one site of the zip-up, closing a line, path sums, and the truncated
-SVD with its truncation decision (host and device forms).  The whole TEMPO step that strings them together is
-:func:`oqupy._steps.tempo_step`; PT-TEMPO's step runs on the host (:mod:`oqupy._pt_tempo_step`).
-
-Tensors are plain arrays with a fixed leg order:
-
-- a past MPS site ``site[l, c, r]``: left bond, path index of one earlier time (coupling eigenbasis,
-  reduced to north degeneracy classes), right bond;
-- the current site ``current[l, x]``: left bond, Liouville index of the state (row-major vec);
-- the zip-up carry ``carry[c, r, w]``: new left bond, old bond, index of the influence line (west classes).
+"""Truncated SVDs: the truncation decision (on the host, :func:`truncation_rank`, and as array operations inside
+kernels, :func:`kept_rank`), LAPACK's SVD and the truncated split on the host (:func:`lapack_svd`, :func:`split`:
+the TEMPO and PT-TEMPO steps, :mod:`oqupy._tempo_step` and :mod:`oqupy._pt_tempo_step`, in both packages), the
+SVD inside kernels (:func:`svd`: PT-TEBD's gates, :mod:`oqupy._chain_mps`) and stored bond sizes.
 
 Truncation (relative Frobenius criterion): keep the smallest ``chi`` with
-``sqrt(sum_{k >= chi} s_k^2) <= epsrel * s_0``.  In ``oqupy_jax`` bond dimensions are padded to buckets
-(:func:`bucket`) with exactly zero singular values (the kept rank is applied by masking), so the number of
-compiled shapes stays small; ``oqupy_numpy`` keeps exact shapes.
+``sqrt(sum_{k >= chi} s_k^2) <= epsrel * s_0``.  Inside kernels of ``oqupy_jax`` bond dimensions are padded to
+capacities or buckets (:func:`bucket`) with exactly zero singular values (the kept rank is applied by masking), so
+the number of compiled shapes stays small; ``oqupy_numpy`` keeps exact shapes.
 """
 
 from typing import Any, Tuple
@@ -26,43 +20,6 @@ __runs_on__ = "device"
 
 DEGENERACY_RTOL = 1e-9
 """Singular values this close (relative) to the last kept one are kept with it."""
-
-
-@kernel
-def zip_site(carry: np.ndarray, site: np.ndarray, influence: np.ndarray) -> np.ndarray:
-    """Absorb one past site and its influence ``I[c, w]`` into the carry; return the matrix to split.
-
-    Returns ``theta`` with rows ``(new left bond, c)`` and columns ``(right bond, w)``.
-    """
-    left, bond, line = carry.shape
-    _, paths, right = site.shape
-    # one matrix product per line index w (BLAS), instead of a three-operand einsum loop
-    weighted = np.einsum("rcq,cw->wrcq", site, influence).reshape(line, bond, paths * right)
-    theta = np.matmul(np.transpose(carry, (2, 0, 1)), weighted)
-    return np.transpose(theta.reshape(line, left, paths, right), (1, 2, 3, 0)).reshape(
-        left * paths, right * line
-    )
-
-
-@kernel
-def close_line(
-    carry: np.ndarray, current: np.ndarray, west: np.ndarray, self_influence: np.ndarray
-) -> np.ndarray:
-    """End of the influence line at the current site: ``G[l, b] = sum_{q,w} carry[l,q,w] P_w[w,b] C[q,b] I0[b]``."""
-    return np.einsum("lqw,wb,qb,b->lb", carry, west, current, self_influence)
-
-
-@kernel
-def new_sites(line_end: np.ndarray, north: np.ndarray, to_state: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The past site of the new time (path index reduced to north classes) and the new current site."""
-    site = np.einsum("lb,nb->lnb", line_end, north)
-    return site, to_state.T
-
-
-@kernel
-def sum_site(vector: np.ndarray, site: np.ndarray) -> np.ndarray:
-    """``sum_{l,c} vector[l] site[l, c, r]``: one past site summed over its path index."""
-    return np.einsum("l,lcr->r", vector, site)
 
 
 @host
@@ -108,38 +65,15 @@ def kept_rank(values: np.ndarray, epsrel: float) -> np.ndarray:
 
 
 def stored(exact: int, capacity: int) -> int:
-    """Bond dimension stored for a bond of ``exact`` dimension inside a whole-step kernel.
+    """Bond dimension stored for a bond of ``exact`` dimension inside a compiled step (PT-TEBD's chain).
 
-    ``oqupy_jax``: every bond is padded to the step's ``capacity`` (one compiled step per capacity);
+    ``oqupy_jax``: every bond is padded to its ``capacity`` (one compiled step per capacity);
     ``oqupy_numpy``: the exact dimension.
     """
     if BACKEND == "jax":
         return capacity
     else:
         return exact
-
-
-def unit(size: int) -> np.ndarray:
-    """``(1, 0, ..., 0)``: the trivial bond vector (a bond of dimension 1, padded to ``size``)."""
-    if size < 1:
-        raise ValueError(f"a bond vector has at least one entry, not {size}")
-    vector = np.zeros(size, dtype=np.complex128)
-    vector[0] = 1.0
-    return vector
-
-
-def split_capped(
-    matrix: np.ndarray, epsrel: float, capacity: int, weights_left: bool
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`split` inside a whole-step kernel: the rank is decided on the device (:func:`kept_rank`).
-
-    ``oqupy_jax`` keeps ``capacity`` triplets and masks those beyond the rank (the caller compares the returned
-    rank with ``capacity`` to detect an overflow); ``oqupy_numpy`` keeps exactly ``rank`` triplets.
-    """
-    left, values, right = svd(matrix)
-    rank = kept_rank(values, epsrel)
-    left, right = truncate(left, values, right, rank, kept_size(rank, capacity), weights_left)
-    return left, right, rank
 
 
 def kept_size(rank: Any, capacity: int) -> int:
@@ -179,6 +113,24 @@ def lapack_svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         return scipy.linalg.svd(matrix, full_matrices=False, lapack_driver="gesvd")
 
 
+@host
+def split(
+    matrix: np.ndarray, epsrel: float, weights_left: bool = False
+) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Truncated split ``matrix ~ left @ right`` at the rank of :func:`truncation_rank`, on the host (TEMPO's and
+    PT-TEMPO's steps, :mod:`oqupy._tempo_step` and :mod:`oqupy._pt_tempo_step`).
+
+    The singular values go to ``right`` (``left`` is an isometry), or to ``left`` if ``weights_left``.
+    Returns ``(left, right, rank)`` with exactly ``rank`` columns / rows.
+    """
+    left, values, right = lapack_svd(matrix)
+    rank = truncation_rank(values, epsrel)
+    left, values, right = left[:, :rank], values[:rank], right[:rank]
+    if weights_left:
+        return left * values[None, :], right, rank
+    return left, values[:, None] * right, rank
+
+
 @kernel
 def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Thin SVD inside kernels: XLA's in ``oqupy_jax``, :func:`lapack_svd` in ``oqupy_numpy``."""
@@ -187,34 +139,3 @@ def svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         return left, values, right
     else:
         return lapack_svd(matrix)
-
-
-@kernel(static=("size", "weights_left"))
-def truncate(
-    left: np.ndarray, values: np.ndarray, right: np.ndarray, rank: Any, size: int, weights_left: bool
-) -> Tuple[np.ndarray, np.ndarray]:
-    """Keep ``size`` singular triplets (zero-padded if there are fewer), those beyond ``rank`` set to 0.
-
-    ``rank`` is traced in ``oqupy_jax`` (one compilation per ``size``, not per rank); ``size`` and
-    ``weights_left`` are static.
-    """
-    available = values.shape[0]
-    keep = min(size, available)
-    kept = np.arange(keep) < rank
-    weights = values[:keep] * kept
-    # both factors masked: padded bonds hold exact zeros (which `_loops.trimmed` relies on), not stray vectors
-    if weights_left:
-        left = left[:, :keep] * weights[None, :]
-        right = right[:keep] * kept[:, None]
-    else:
-        left = left[:, :keep] * kept[None, :]
-        right = weights[:, None] * right[:keep]
-    if size > available:
-        left = np.pad(left, ((0, 0), (0, size - available)))
-        right = np.pad(right, ((0, size - available), (0, 0)))
-    return left, right
-
-
-def absorb(weights: np.ndarray, site: np.ndarray) -> np.ndarray:
-    """``weights[k, l] site[l, ...]``: move the remainder of a split into the next site."""
-    return np.tensordot(weights, site, axes=1)

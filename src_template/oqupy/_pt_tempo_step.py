@@ -7,8 +7,8 @@ XLA, every split is either a program of its own shape (hundreds of programs per 
 (SVDs at up to 1.6 times the work), and every truncation decision is a device-to-host round trip; measured on a
 CPU, that path took 1.4 to 1.9 times as long as NumPy's (``docs/benchmarks.md``).  NumPy calling LAPACK
 directly has none of these costs, so both packages build process tensors here and hand the finished MPS to the
-(backend) process-tensor classes.  The TEMPO step, whose shapes are fixed per run, stays a compiled kernel
-(:func:`oqupy._steps.tempo_step`).
+(backend) process-tensor classes.  TEMPO's step runs on the host for the same reason (:mod:`oqupy._tempo_step`);
+both truncate with :func:`oqupy._mps.split`.
 
 Tensor legs (see :mod:`oqupy.pt_tempo`): an open leg ``leg[l, w, r]`` (left bond, west class of a later time,
 right bond), the line's carry ``carry[r, c, x]`` (``c``: north class of the current time), a finished site
@@ -19,27 +19,11 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from oqupy._mps import lapack_svd, truncation_rank
+from oqupy._mps import split
 
 __runs_on__ = "host"
 
-__all__ = ["close_leg", "split", "step", "zip_leg"]
-
-
-def split(
-    matrix: np.ndarray, epsrel: float, weights_left: bool = False
-) -> Tuple[np.ndarray, np.ndarray, int]:
-    """Truncated split ``matrix ~ left @ right`` at the rank of :func:`oqupy._mps.truncation_rank`.
-
-    The singular values go to ``right`` (``left`` is an isometry), or to ``left`` if ``weights_left``.
-    Returns ``(left, right, rank)`` with exactly ``rank`` columns / rows.
-    """
-    left, values, right = lapack_svd(matrix)
-    rank = truncation_rank(values, epsrel)
-    left, values, right = left[:, :rank], values[:rank], right[:rank]
-    if weights_left:
-        return left * values[None, :], right, rank
-    return left, values[:, None] * right, rank
+__all__ = ["close_leg", "step", "zip_leg"]
 
 
 def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
