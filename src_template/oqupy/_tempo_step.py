@@ -127,7 +127,8 @@ def step(
     past.append(np.tensordot(site, left, axes=1))
     remainder, past[count], rank = _split_left(past[count], epsrel)
     top = max(top, rank)
-    for position in range(count - 1, -1, -1):  # newest to oldest: each remainder moves into the next older site
+    # newest to oldest: each remainder moves into the next older site
+    for position in range(count - 1, -1, -1):
         remainder, past[position], rank = _split_left(np.tensordot(past[position], remainder, axes=1), epsrel)
         top = max(top, rank)
     past[0] = np.tensordot(remainder, past[0], axes=1)
