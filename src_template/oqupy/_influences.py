@@ -2,8 +2,8 @@
 
 Host code (NumPy in both packages): the influence exponents come from integrals of the bath correlation function
 (``BaseCorrelations.influence_coefficients``), computed once per run; the host steps of TEMPO and PT-TEMPO
-(``oqupy._tempo_step``, ``oqupy._pt_tempo_step``) receive the resulting matrices.  Conventions (``O-``, ``O+``, ``eta``) are stated in ``docs/tempo.md`` and in
-:mod:`oqupy.tempo`.
+(``oqupy._tempo_step``, ``oqupy._pt_tempo_step``) receive the resulting matrices.  Conventions (``O-``, ``O+``,
+``eta``) are stated in ``docs/tempo.md`` and in :mod:`oqupy.tempo`.
 """
 
 from typing import Any, Dict, Optional, Tuple

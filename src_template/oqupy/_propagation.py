@@ -26,7 +26,6 @@ __all__ = [
     "Step",
     "by_index",
     "contract_environment",
-    "contract_uniform",
     "dynamics_step",
     "loop_inputs",
     "propagate",
@@ -125,11 +124,6 @@ def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np
     return np.moveaxis(moved, -1, axis + 1)
 
 
-def contract_uniform(state: np.ndarray, cell: np.ndarray, axis: int) -> np.ndarray:
-    """:func:`contract_environment` with a uniform environment's cell, stored as ``cell[x, p, f]``."""
-    return np.moveaxis(_contract_by_index(np.moveaxis(state, axis + 1, -1), cell), -1, axis + 1)
-
-
 def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
     """``vec(rho)`` of a state ``s[chi_1, ..., chi_E, x]``: every bond leg contracted with its cap."""
     for cap in caps:
@@ -145,7 +139,8 @@ def _read_out_first(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
 
 
 def _on_system(matrix: np.ndarray, state: np.ndarray) -> np.ndarray:
-    """``s @ matrix`` on the system leg of a state in the loop's layout: ``out[y, ...] = sum_x M[x, y] s[x, ...]``."""
+    """``s @ matrix`` on the system leg of a state in the loop's layout:
+    ``out[y, ...] = sum_x M[x, y] s[x, ...]``."""
     return np.tensordot(matrix, state, axes=([0], [0]))
 
 
@@ -167,10 +162,9 @@ def dynamics_step(carry: Tuple[Any, Any, Any, Any, Any], step: Step) -> Tuple[An
     for axis, stack in enumerate(tensors):
         if axis > 0:
             state = _on_system(links[axis - 1], state)
-        if uniform[axis] is None:
-            state = contract_environment(state, stack[step.index], axis)
-        else:
-            state = contract_uniform(state, uniform[axis].cell, axis)
+        # a uniform environment's cell is stored as ``cell[x, p, f]``, the loop's layout of a rank-3 tensor
+        tensor = stack[step.index] if uniform[axis] is None else uniform[axis].cell
+        state = contract_environment(state, tensor, axis)
     state = _on_system(step.leave, state)
     return (state, links, uniform, tensors, all_caps), rho
 

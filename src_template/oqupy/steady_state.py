@@ -40,8 +40,8 @@ DENSE_LIMIT = 400
 def _contract(state: np.ndarray, cell: np.ndarray, axis: int) -> np.ndarray:
     """Contract bond leg ``axis`` (counted after the batch axis) and the system leg with ``cell[x, p, f]``.
 
-    The host twin of :func:`oqupy._propagation.contract_uniform`: Arnoldi calls it from SciPy, so it must stay
-    NumPy in both packages (the device form is a JAX kernel in ``oqupy_jax``, with the cell split in parts).
+    The host twin of :func:`oqupy._propagation.contract_environment` on a uniform cell: Arnoldi calls it from
+    SciPy, so it must stay NumPy in both packages (the device form is a JAX kernel in ``oqupy_jax``).
     """
     moved = np.swapaxes(np.moveaxis(state, axis + 1, -2), -1, -2)[..., :, None, :]
     moved = np.swapaxes(np.matmul(moved, cell)[..., 0, :], -1, -2)

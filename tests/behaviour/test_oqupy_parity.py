@@ -1,4 +1,4 @@
-"""OQuPy 0.5 parity of small pieces: bad input raises OQuPy's exception type (oqupy_api.md §21), the
+"""OQuPy 0.5 parity of small pieces: bad input raises OQuPy's exception type (docs/migration.md), the
 ``util.BaseProgress`` / ``util.check_true`` interface, and ``helpers.plot_correlations_with_parameters``."""
 
 import importlib.util
