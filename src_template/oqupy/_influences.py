@@ -6,7 +6,7 @@ Host code (NumPy in both packages): the influence exponents come from integrals 
 ``eta``) are stated in ``docs/tempo.md`` and in :mod:`oqupy.tempo`.
 """
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -21,7 +21,9 @@ __runs_on__ = "host"
 
 __all__ = [
     "Influences",
+    "StepNetwork",
     "check_finite_coefficients",
+    "conjugation_basis",
     "eigenbasis_transforms",
     "influence_matrix",
     "line_influence",
@@ -83,6 +85,48 @@ def influence_matrix(
     return line_influence(eta, comm[rows], acomm[rows], comm[columns])
 
 
+def conjugation_basis(swap: np.ndarray) -> np.ndarray:
+    """The unitary ``R`` that makes ``R @ x`` real for every ``x`` with ``x[swap] == conj(x)``.
+
+    ``swap`` is an involution of the indices (here: ``(i, j) -> (j, i)`` of the path index, or its action on the
+    classes).  A pair ``a < b = swap[a]`` becomes ``((x_a + x_b) / sqrt 2, (x_a - x_b) / (i sqrt 2))`` in places
+    ``a`` and ``b`` (``sqrt 2 Re x_a`` and ``sqrt 2 Im x_a`` for such ``x``); a fixed index stays.  An operator
+    ``A`` that commutes with ``x -> conj(x[swap])`` (a Hermiticity-preserving map, in Liouville terms) is real in
+    this basis: ``R A R^dagger``.
+    """
+    size = swap.shape[0]
+    basis = np.zeros((size, size), dtype=config.NpDtype)
+    for index in range(size):
+        partner = int(swap[index])
+        if partner == index:
+            basis[index, index] = 1.0
+        elif index < partner:
+            basis[index, index] = basis[index, partner] = np.sqrt(0.5)
+            basis[partner, index] = -1j * np.sqrt(0.5)
+            basis[partner, partner] = 1j * np.sqrt(0.5)
+    return basis
+
+
+class StepNetwork(NamedTuple):
+    """The fixed tensors of a PT-TEMPO step (:func:`oqupy._pt_tempo_step.step`), in the basis it computes in.
+
+    The line of a lag acts on ``(west class w, north class c)`` as the matrix ``line[(C, W), (w, c)]``
+    (:meth:`Influences.line`).  In the coupling's own basis every tensor is diagonal in the classes and complex;
+    in the real basis of :func:`conjugation_basis` every tensor is real (see :class:`Influences`).
+    """
+
+    start_leg: np.ndarray  # [w]: a time that enters the memory, before any influence
+    start_carry: np.ndarray  # [c]: the line of the current time, before any influence
+    close: np.ndarray  # close[a, w, c]: from the classes to the path index a, with I0
+    to_path: np.ndarray  # to_path[a, b]: the finished site back to the path index of the coupling eigenbasis
+    north_weights: np.ndarray  # truncation weights of the north classes (see Influences)
+    west_weights: np.ndarray  # ... and of the west classes
+
+
+REAL_TOLERANCE = 1e-12
+"""Largest imaginary part (relative) of a step tensor in the real basis that is taken as rounding."""
+
+
 def check_finite_coefficients(eta: Any, dt: float, first: int = 0) -> None:
     """``ValueError`` naming the bath if an influence coefficient (``eta[k]``: step distance ``first + k``) is NaN
     or infinite: correlations that are not finite (a correlation function or spectral density that is NaN or
@@ -104,10 +148,23 @@ class Influences:
     weight ``sqrt(size)`` in truncations (``north_weights``, ``west_weights``): a matrix whose rows or columns
     repeat ``m`` times has the singular values of the reduced one with that row / column scaled by
     ``sqrt(m)``, so the truncation, and the result, are those of the unreduced computation at the reduced cost.
+
+    With ``real`` the PT-TEMPO step tensors (:attr:`network`, :meth:`line`) are given in the basis of
+    :func:`conjugation_basis` for ``(i, j) -> (j, i)``: every influence satisfies
+    ``I[swap c, swap w] = conj(I[c, w])`` (``O-`` changes sign, ``O+`` does not), so every tensor of the build is
+    real there, and its SVDs cost real arithmetic (about half the time of complex ones).  The singular values,
+    so the truncations, are those of the complex computation (a unitary change of basis on each index).  If
+    the classes do not map onto each other under the swap (near-degenerate eigenvalues rounded into one class),
+    the tensors stay complex in the coupling's basis.
     """
 
     def __init__(
-        self, bath: Bath, parameters: TempoParameters, unique: bool, weighted_classes: bool = False
+        self,
+        bath: Bath,
+        parameters: TempoParameters,
+        unique: bool,
+        weighted_classes: bool = False,
+        real: bool = False,
     ) -> None:
         self.parameters = parameters
         self.correlations = bath.correlations
@@ -133,7 +190,23 @@ class Influences:
         self.stack = np.zeros((0, self.north_rep.shape[0], self.west_rep.shape[0]), dtype=config.NpDtype)
         self.self_influence = np.ones(dim2, dtype=config.NpDtype)
         self.tails: Dict[float, np.ndarray] = {}
+        self._bases = self._real_bases(bath.dimension, north, west) if real else None
+        self.tail_lines: Dict[float, np.ndarray] = {}
         self.extend(0)
+
+    def _real_bases(
+        self, dimension: int, north: np.ndarray, west: np.ndarray
+    ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``conjugation_basis`` of the path index, the north and the west classes (None: no such basis)."""
+        path = np.arange(dimension**2)
+        swap_path = (path % dimension) * dimension + path // dimension
+        swap_north, swap_west = north[swap_path[self.north_rep]], west[swap_path[self.west_rep]]
+        if not (
+            np.array_equal(north[swap_path], swap_north[north])
+            and np.array_equal(west[swap_path], swap_west[west])
+        ):
+            return None
+        return conjugation_basis(swap_path), conjugation_basis(swap_north), conjugation_basis(swap_west)
 
     def _matrix(self, eta: Any) -> np.ndarray:
         return line_influence(
@@ -150,19 +223,80 @@ class Influences:
         check_finite_coefficients(eta, self.parameters.dt)
         self.self_influence = self_influence(eta[0], self.comm, self.acomm)
         self.stack = self._matrix(eta[1:])
+        self.lines = self._line_operators(self.stack)
+        self.network = self._network()
+
+    def _to_basis(self, tensor: np.ndarray) -> np.ndarray:
+        """A step tensor rotated into the real basis, as a real array."""
+        assert np.abs(tensor.imag).max() <= REAL_TOLERANCE * np.abs(tensor).max(), (
+            "A PT-TEMPO step tensor is not real in the conjugation basis of the coupling's classes."
+        )
+        return np.ascontiguousarray(tensor.real)
+
+    def _line_operators(self, influences: np.ndarray) -> np.ndarray:
+        """``I[..., c, w]`` as the step's matrices ``line[..., (C, W), (w, c)]`` (diagonal unless real)."""
+        num_north, num_west = influences.shape[-2:]
+        if self._bases is None:
+            diagonal = np.eye(num_north)[:, None, None, :] * np.eye(num_west)[None, :, :, None]
+            operator = np.swapaxes(influences, -1, -2)[..., None, None, :, :] * diagonal
+        else:
+            _, north, west = self._bases
+            operator = self._to_basis(
+                np.einsum(
+                    "Cc,Ww,...cw,Vw,Dc->...CWVD",
+                    north,
+                    west,
+                    influences,
+                    west.conj(),
+                    north.conj(),
+                    optimize=True,
+                )
+            )
+        size = num_north * num_west
+        return np.ascontiguousarray(operator.reshape(*influences.shape[:-2], size, size))
+
+    def _network(self) -> StepNetwork:
+        close = np.einsum("wa,ca,a->awc", self.west, self.north, self.self_influence)
+        start_leg = np.ones(self.west.shape[0], dtype=config.NpDtype)
+        start_carry = np.ones(self.north.shape[0], dtype=config.NpDtype)
+        to_path = np.eye(self.west.shape[1], dtype=config.NpDtype)
+        if self._bases is not None:
+            path, north, west = self._bases
+            start_leg, start_carry = self._to_basis(west @ start_leg), self._to_basis(north @ start_carry)
+            close = self._to_basis(
+                np.einsum("Aa,awc,Ww,Cc->AWC", path, close, west.conj(), north.conj(), optimize=True)
+            )
+            to_path = path.conj().T
+        return StepNetwork(start_leg, start_carry, close, to_path, self.north_weights, self.west_weights)
+
+    def line(self, dk: int, step: int) -> np.ndarray:
+        """The influence of :meth:`get` as the step's matrix ``line[(C, W), (w, c)]`` (:class:`StepNetwork`)."""
+        key = self._tail_key(dk, step)
+        if key is None:
+            return self.lines[dk - 1]
+        if key not in self.tail_lines:
+            self.tail_lines[key] = self._line_operators(self.get(dk, step))
+        return self.tail_lines[key]
+
+    def _tail_key(self, dk: int, step: int) -> Optional[float]:
+        """The tail's length (rounded) if distance ``dk`` at ``step`` carries the memory tail, else None.
+
+        The oldest kept time stands for itself and every earlier, already summed time: lags
+        ``dkmax ... step``, a rectangle of length ``(step + 1 - dkmax) dt``, capped at ``dt + add_correlation_time``.
+        """
+        dkmax, extra = self.parameters.dkmax, self.parameters.add_correlation_time
+        if extra is None or dkmax is None or dk != dkmax:
+            return None
+        return round(min((step + 1 - dkmax) * self.parameters.dt, self.parameters.dt + extra), 12)
 
     def get(self, dk: int, step: int) -> np.ndarray:
-        """Influence of distance ``dk`` at ``step``; the oldest kept distance carries the tail if enabled."""
-        dkmax, extra = self.parameters.dkmax, self.parameters.add_correlation_time
-        if extra is not None and dkmax is not None and dk == dkmax:
-            # the oldest kept time stands for itself and every earlier, already summed time:
-            # lags dkmax ... step, i.e. a rectangle of length (step + 1 - dkmax) dt (capped)
-            dt = self.parameters.dt
-            tail = min((step + 1 - dkmax) * dt, dt + extra)
-            key = round(tail, 12)
-            if key not in self.tails:
-                eta = self.correlations.tail_coefficient(dt, dkmax, tail, subdiv_limit=self.limit)
-                check_finite_coefficients(np.atleast_1d(eta), dt, dkmax)
-                self.tails[key] = self._matrix(eta)
-            return self.tails[key]
-        return self.stack[dk - 1]
+        """Influence ``I[c, w]`` of distance ``dk`` at ``step``; the oldest kept distance carries the tail if enabled."""
+        key = self._tail_key(dk, step)
+        if key is None:
+            return self.stack[dk - 1]
+        if key not in self.tails:
+            dt, dkmax = self.parameters.dt, self.parameters.dkmax
+            eta = self.correlations.tail_coefficient(dt, dkmax, key, subdiv_limit=self.limit)
+            check_finite_coefficients(np.atleast_1d(eta), dt, dkmax)
+            self.tails[key] = self._matrix(eta)
+        return self.tails[key]

@@ -23,8 +23,11 @@ DEGENERACY_RTOL = 1e-9
 
 
 @host
-def truncation_rank(values: np.ndarray, epsrel: float) -> int:
+def truncation_rank(values: np.ndarray, epsrel: float, residual: float = 0.0) -> int:
     """Smallest rank whose discarded singular values have norm <= ``epsrel`` times the largest one.
+
+    ``residual``: a norm discarded before (the part of a matrix outside a sketched range,
+    :func:`sketched_split`), added to every tail.
 
     The rank never cuts through a (numerically) degenerate multiplet: singular values within a relative
     ``DEGENERACY_RTOL`` of the last kept one are kept too.  Otherwise the kept subspace, and so the
@@ -34,7 +37,7 @@ def truncation_rank(values: np.ndarray, epsrel: float) -> int:
     values = np.asarray(values)
     if values.size == 0 or values[0] == 0.0:
         return 1
-    discarded = np.sqrt(np.cumsum((values**2)[::-1]))[::-1]
+    discarded = np.sqrt(np.cumsum((values**2)[::-1]) + residual**2)[::-1]
     rank = max(1, int(np.count_nonzero(discarded > epsrel * values[0])))
     while (
         rank < values.size
@@ -126,6 +129,42 @@ def split(
     left, values, right = lapack_svd(matrix)
     rank = truncation_rank(values, epsrel)
     left, values, right = left[:, :rank], values[:rank], right[:rank]
+    if weights_left:
+        return left * values[None, :], right, rank
+    return left, values[:, None] * right, rank
+
+
+SKETCH_OVERSAMPLING = 10
+"""Columns a sketch has beyond the expected rank (:func:`sketched_split`)."""
+
+SKETCH_FRACTION = 0.6
+"""A sketch wider than this fraction of the smaller dimension is no cheaper than an SVD: split directly."""
+
+
+@host
+def sketched_split(
+    matrix: np.ndarray, epsrel: float, expected: int, rng: np.random.Generator, weights_left: bool = False
+) -> Tuple[np.ndarray, np.ndarray, int]:
+    """:func:`split` through a randomized range finder, for a matrix of (numerically) low rank near ``expected``.
+
+    ``Q`` spans ``matrix @ G`` (``G`` Gaussian, ``expected + SKETCH_OVERSAMPLING`` columns; Halko, Martinsson
+    and Tropp, SIAM Rev. 53, 217 (2011)); ``B = Q^dagger matrix`` is split by its SVD, and the residual
+    ``|matrix - Q B|``, computed explicitly, counts as discarded (:func:`truncation_rank`), so the truncation
+    error stays ``<= epsrel * s_0`` exactly as for :func:`split`.  Falls back to :func:`split` if the residual is
+    above half of that, or the rank reaches the sketch's last columns (the range was not captured).
+    """
+    rows, columns = matrix.shape
+    size = expected + SKETCH_OVERSAMPLING
+    if size > SKETCH_FRACTION * min(rows, columns):
+        return split(matrix, epsrel, weights_left)
+    basis, _ = np.linalg.qr(matrix @ rng.standard_normal((columns, size)))
+    reduced = basis.conj().T @ matrix
+    residual = float(np.linalg.norm(matrix - basis @ reduced))
+    left, values, right = lapack_svd(reduced)
+    rank = truncation_rank(values, epsrel, residual)
+    if residual > 0.5 * epsrel * values[0] or rank > size - SKETCH_OVERSAMPLING // 2:
+        return split(matrix, epsrel, weights_left)
+    left, values, right = basis @ left[:, :rank], values[:rank], right[:rank]
     if weights_left:
         return left * values[None, :], right, rank
     return left, values[:, None] * right, rank

@@ -12,18 +12,29 @@ both truncate with :func:`oqupy._mps.split`.
 
 Tensor legs (see :mod:`oqupy.pt_tempo`): an open leg ``leg[l, w, r]`` (left bond, west class of a later time,
 right bond), the line's carry ``carry[r, c, x]`` (``c``: north class of the current time), a finished site
-``site[l, a, r]`` over the full path index ``a``.
+``site[l, a, r]`` over the path index ``a``.  The step is written for any basis of the class indices: the
+:class:`oqupy._influences.StepNetwork` and the line operators ``line[C, W, c, w]`` fix it.  PT-TEMPO passes the
+real basis of :func:`oqupy._influences.conjugation_basis`, in which every tensor, and so every SVD, is real.
 """
 
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 import numpy as np
 
-from oqupy._mps import split
+from oqupy._influences import StepNetwork
+from oqupy._mps import sketched_split, split
 
 __runs_on__ = "host"
 
-__all__ = ["close_leg", "step", "zip_leg"]
+__all__ = ["close_leg", "sketch_generator", "step", "zip_leg"]
+
+SKETCH_SEED = 162
+"""Seed of the Gaussian sketches of a build (:func:`oqupy._mps.sketched_split`): builds are reproducible."""
+
+
+def sketch_generator() -> np.random.Generator:
+    """The random generator of one build's sketches (fixed seed; it advances with the build)."""
+    return np.random.default_rng(SKETCH_SEED)
 
 
 def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
@@ -34,73 +45,79 @@ def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
     return product.reshape(left, west, line, new)
 
 
-def zip_leg(carry: np.ndarray, leg: np.ndarray, influence: np.ndarray) -> np.ndarray:
-    """Absorb one future leg and its influence ``I[c, w]`` into the carry (right to left).
-
-    Returns ``theta`` with rows ``(l, c)`` and columns ``(w, x)``.
+def zip_leg(carry: np.ndarray, leg: np.ndarray, line: np.ndarray, num_north: int) -> np.ndarray:
+    """Absorb one future leg and its influence, the matrix ``line[(C, W), (w, c)]``, into the carry (right to
+    left).  Returns ``theta`` with rows ``(l, C)`` and columns ``(W, x)``.
     """
-    product = _leg_carry(carry, leg) * np.transpose(influence)[None, :, :, None]
-    left, west, line, new = product.shape
-    return np.transpose(product, (0, 2, 1, 3)).reshape(left * line, west * new)
+    product = _leg_carry(carry, leg)
+    left, west, line_classes, new = product.shape
+    theta = np.matmul(line, product.reshape(left, west * line_classes, new))  # [l, (C, W), x]
+    return theta.reshape(left * num_north, (line.shape[0] // num_north) * new)
 
 
-def close_leg(
-    carry: np.ndarray, leg: np.ndarray, west: np.ndarray, north: np.ndarray, self_influence: np.ndarray
-) -> np.ndarray:
+def close_leg(carry: np.ndarray, leg: np.ndarray, close: np.ndarray) -> np.ndarray:
     """End the line on the leg of its own time; the finished site ``site[l, a, x]``.
 
-    ``site[l, a, x] = sum_r leg[l, w(a), r] carry[r, c(a), x] I0[a]`` with the class projectors ``west[w, a]``
-    and ``north[c, a]``.
+    ``site[l, a, x] = sum_{w, c, r} leg[l, w, r] carry[r, c, x] close[a, w, c]`` (``close``: the class
+    projectors and ``I0``, :class:`oqupy._influences.StepNetwork`).
     """
-    return np.einsum("lwcx,wa,ca,a->lax", _leg_carry(carry, leg), west, north, self_influence)
+    site = np.tensordot(_leg_carry(carry, leg), close, axes=([1, 2], [1, 2]))  # [l, x, a]
+    return np.transpose(site, (0, 2, 1))
 
 
 def step(
     legs: List[np.ndarray],
     length: int,
-    influences: List[np.ndarray],
-    west: np.ndarray,
-    north: np.ndarray,
-    self_influence: np.ndarray,
+    lines: List[np.ndarray],
+    network: StepNetwork,
     epsrel: float,
-    north_weights: Optional[np.ndarray] = None,
-    west_weights: Optional[np.ndarray] = None,
+    rng: np.random.Generator,
 ) -> Tuple[np.ndarray, List[np.ndarray], int]:
     """Finish the site of the current time ``n``; returns ``(site, legs, largest kept rank)``.
 
     ``legs[k]`` is the open leg of time ``n + k`` (``legs[0]`` the current time's own); times that enter the
-    memory now (up to ``length`` legs in all) start as trivial legs.  ``influences[k - 1]`` is the influence
-    ``I[c, w]`` of distance ``k >= 1`` between ``n`` and ``n + k``.  The line of ``a_n``
+    memory now (up to ``length`` legs in all) start as ``network.start_leg``.  ``lines[k - 1]`` is the influence
+    of distance ``k >= 1`` between ``n`` and ``n + k``, as the matrix ``line[(C, W), (w, c)]``.  The line of ``a_n``
     runs from the farthest leg back to ``n + 1``, truncating every bond (zip-up), and closes on the leg of ``n``
     (with ``I0``); a left-to-right sweep then makes the site and the legs left-canonical, the optimal truncation
     of every bond (everything to its left is an isometry, everything to its right was made one by the zip-up).
+    The site is returned over the path index of the coupling eigenbasis (``network.to_path``), the legs in the
+    step's basis.
 
-    ``north_weights`` / ``west_weights`` (None: ones) weight the classes in every truncation
+    ``network.north_weights`` / ``west_weights`` weight the classes in every truncation
     (:class:`oqupy._influences.Influences`): each split factorises the weighted matrix and takes the weights
     off its factors, so the kept subspaces are those of the unreduced path indices.
     """
-    num_north, num_west = north.shape[0], west.shape[0]
-    row_weights = np.ones(num_north) if north_weights is None else north_weights
-    column_weights = np.ones(num_west) if west_weights is None else west_weights
-    legs = list(legs) + [np.ones((1, num_west, 1), dtype=np.complex128)] * (length - len(legs))
-    carry = np.ones((1, num_north, 1), dtype=np.complex128)
+    row_weights, column_weights = network.north_weights, network.west_weights
+    num_north, num_west = row_weights.shape[0], column_weights.shape[0]
+    weighted_west = bool(np.any(column_weights != 1.0))
+    # the weights of the truncations applied to the line's output (rows C, columns W of theta)
+    output_weights = (row_weights[:, None] * column_weights[None, :]).reshape(-1, 1)
+    start = network.start_leg.reshape(1, num_west, 1)
+    legs = list(legs) + [start] * (length - len(legs))
+    carry = network.start_carry.reshape(1, num_north, 1)
     max_rank = 1
     for lag in range(len(legs) - 1, 0, -1):
         bond, new = legs[lag].shape[0], carry.shape[2]
-        theta = zip_leg(carry, legs[lag], influences[lag - 1]).reshape(bond, num_north, num_west, new)
-        theta = theta * row_weights[None, :, None, None] * column_weights[None, None, :, None]
-        weights, leg, rank = split(theta.reshape(bond * num_north, num_west * new), epsrel, weights_left=True)
+        theta = zip_leg(carry, legs[lag], output_weights * lines[lag - 1], num_north)
+        # the bond this split replaces had ``bond`` columns one step ago: the rank to expect
+        weights, leg, rank = sketched_split(theta, epsrel, bond, rng, weights_left=True)
         legs[lag] = leg.reshape(rank, num_west, new) / column_weights[None, :, None]
         carry = weights.reshape(bond, num_north, rank) / row_weights[None, :, None]
         max_rank = max(max_rank, rank)
-    chain = [close_leg(carry, legs[0], west, north, self_influence), *legs[1:]]
+    chain = [close_leg(carry, legs[0], network.close), *legs[1:]]
     for index in range(len(chain) - 1):
-        # the finished site is over the full path index; the legs over the west classes
-        scale = np.ones(chain[index].shape[1]) if index == 0 else column_weights
+        # the finished site is over the path index (unweighted); the legs over the weighted west classes
         left, classes, right = chain[index].shape
-        weighted = chain[index] * scale[None, :, None]
+        scaled = index > 0 and weighted_west
+        weighted = chain[index] * column_weights[None, :, None] if scaled else chain[index]
         isometry, weights, rank = split(weighted.reshape(left * classes, right), epsrel)
-        chain[index] = isometry.reshape(left, classes, rank) / scale[None, :, None]
-        chain[index + 1] = np.tensordot(weights, chain[index + 1], axes=1)
+        isometry = isometry.reshape(left, classes, rank)
+        chain[index] = isometry / column_weights[None, :, None] if scaled else isometry
+        following = chain[index + 1]
+        chain[index + 1] = np.matmul(weights, following.reshape(following.shape[0], -1)).reshape(
+            rank, *following.shape[1:]
+        )
         max_rank = max(max_rank, rank)
-    return chain[0], chain[1:], max_rank
+    site = np.transpose(np.tensordot(network.to_path, chain[0], axes=([1], [1])), (1, 0, 2))
+    return site, chain[1:], max_rank

@@ -120,12 +120,13 @@ class PtTempo(BaseAPIClass):
         self._backend_config = backend_config
         # always reduced to the coupling's classes; without ``unique`` weighted so that the result is the
         # unreduced one (same truncations), at the reduced cost
-        self._influences = Influences(bath, parameters, unique, weighted_classes=True)
+        self._influences = Influences(bath, parameters, unique, weighted_classes=True, real=True)
         # the process tensor's transforms into and out of the coupling eigenbasis (None: it is the basis)
         self._transform_in, self._transform_out = eigenbasis_transforms(bath)
         self._sites: list = []  # finished sites site[l, a, r], left-canonical
         self._legs: list = []  # the open legs leg[l, w, r] of the next times, orthogonality centre last
         self._step = 0
+        self._sketches = _pt_tempo_step.sketch_generator()
         self._max_bond = 1
         self._process_tensor: Optional[BaseProcessTensor] = None
 
@@ -167,17 +168,9 @@ class PtTempo(BaseAPIClass):
         """Finish the site of time ``n``: its influences with the later times, then its bond to the future."""
         influences, step, dkmax = self._influences, self._step, self._parameters.dkmax
         last = self._num_steps - 1 if dkmax is None else min(step + dkmax, self._num_steps - 1)
-        lines = [influences.get(lag, step + lag) for lag in range(1, last - step + 1)]
+        lines = [influences.line(lag, step + lag) for lag in range(1, last - step + 1)]
         site, self._legs, rank = _pt_tempo_step.step(
-            self._legs,
-            last - step + 1,
-            lines,
-            influences.west,
-            influences.north,
-            influences.self_influence,
-            self._parameters.epsrel,
-            influences.north_weights,
-            influences.west_weights,
+            self._legs, last - step + 1, lines, influences.network, self._parameters.epsrel, self._sketches
         )
         self._sites.append(site)
         self._max_bond = max(self._max_bond, rank)
