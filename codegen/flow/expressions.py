@@ -25,7 +25,10 @@ from codegen.flow.numpy_model import (
     promote,
     ufunc_inputs,
 )
-from codegen.flow.values import _SLICE, OTHER, UNKNOWN, State, Val, _arith, _binary_symbol, join, num
+from codegen.flow.values import _SLICE, OTHER, TEXT, UNKNOWN, State, Val, _arith, _binary_symbol, join, num
+
+#: list methods that leave the list's elements as they are
+_READING_LIST_METHODS = frozenset({"copy", "count", "index"})
 
 
 class Expressions:
@@ -36,6 +39,29 @@ class Expressions:
         state.escaped.update(b for b in value.bufs if b.startswith(("new@", "old@")))
         if value.obj:
             state.escaped.add(value.obj)
+
+    def _list_kind(self, value: Val, state: State) -> Optional[str]:
+        """The element kind of a list this function built from numbers (a display or a comprehension), as
+        ``np.asarray`` would give it, while nothing else can have changed its elements: no other list, no call
+        and no closure holds it, and every statement that could change it dropped the kind (None otherwise)."""
+        if value.kinds != frozenset({"list"}) or not value.obj or value.obj in state.escaped:
+            return None
+        return value.dtype
+
+    def _list_changed(self, value: Val, state: State) -> None:
+        """A statement may have changed the elements of the list ``value``: every name of it forgets its kind."""
+        if "list" not in value.kinds or not value.obj:
+            return
+        for name, held in state.names.items():
+            if held.obj == value.obj:
+                state.names[name] = replace(held, dtype=None)
+
+    def _built_list(self, node: cst.CSTNode, kinds: list[Val]) -> Val:
+        """A new list made at ``node`` with elements of the values ``kinds`` (its element kind when all are
+        numbers of a known kind)."""
+        start = self.skeleton.span.get(id(node), (0, 0))[0]
+        numbers = bool(kinds) and all(v.kinds == frozenset({"num"}) and v.dtype for v in kinds)
+        return Val(frozenset({"list"}), obj=f"list@{start}", dtype=promote(*(v.dtype for v in kinds)) if numbers else None)
 
     def _site(self, node: cst.CSTNode) -> str:
         """The array object made at ``node`` (a view: its memory is another's, the object is new)."""
@@ -111,13 +137,16 @@ class Expressions:
                 for part in expr.parts:
                     if isinstance(part, cst.FormattedStringExpression):
                         ev(part.expression, state)
+            return TEXT
+        if isinstance(expr, cst.Ellipsis):
             return OTHER
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             vals = [ev(element.value, state) for element in expr.elements]
             for val in vals:
                 self._escape(val, state)
             if isinstance(expr, cst.List):
-                return Val(frozenset({"list"}))
+                starred = any(isinstance(e, cst.StarredElement) for e in expr.elements)
+                return self._built_list(expr, [] if starred else vals)
             index = None
             if isinstance(expr, cst.Tuple) and not any(
                 isinstance(e, cst.StarredElement) for e in expr.elements
@@ -137,7 +166,9 @@ class Expressions:
             index = frozenset().union(*indices) if indices and all(i is not None for i in indices) else None
             return Val(frozenset({"dict"}), index=index)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            self._comprehension(expr, state)
+            element = self._comprehension(expr, state)
+            if isinstance(expr, cst.ListComp):
+                return self._built_list(expr, [element])
             return Val(frozenset({"dict" if isinstance(expr, cst.DictComp) else "list"}))
         if isinstance(expr, cst.StarredElement):
             return ev(expr.value, state)
@@ -195,7 +226,8 @@ class Expressions:
             return UNKNOWN
         return UNKNOWN
 
-    def _comprehension(self, expr: cst.CSTNode, state: State) -> None:
+    def _comprehension(self, expr: cst.CSTNode, state: State) -> Val:
+        """Evaluate a comprehension in its own scope; the value of its element (of the last one for a dict)."""
         inner = state.copy()
         clause = expr.for_in
         while clause is not None:
@@ -203,11 +235,13 @@ class Expressions:
             for condition in clause.ifs:
                 self._ev(condition.test, inner)
             clause = clause.inner_for_in
-        if isinstance(expr, cst.DictComp):
-            self._escape(self._ev(expr.value, inner), inner)
-        else:
-            self._escape(self._ev(expr.elt, inner), inner)
+        element = self._ev(expr.value if isinstance(expr, cst.DictComp) else expr.elt, inner)
+        self._escape(element, inner)
         state.escaped |= inner.escaped
+        for name, held in list(state.names.items()):  # a list the comprehension may have changed
+            if held.obj and inner.names.get(name, held).dtype != held.dtype:
+                self._list_changed(held, state)
+        return element
 
     def _subscript(self, expr: cst.Subscript, state: State) -> Val:
         base = self._ev(expr.value, state)
@@ -220,14 +254,12 @@ class Expressions:
             if base.kinds <= {"num", "other"} and "unknown" not in base.kinds:
                 return UNKNOWN if "other" in base.kinds else num(None)
             return UNKNOWN
-        if any(v is not None and "list" in v.kinds for v in vals):
-            self.report(
-                expr,
-                "index-safety",
-                f"`{_code(expr)}` indexes an array with a Python list (JAX refuses lists as indices)",
-                "index with an array: `x[np.asarray(idx)]`",
-            )
-        fancy = any(v is not None and not (v.kinds == frozenset({"num"}) or v == OTHER) for v in vals)
+        for element, v in zip(expr.slice, vals):
+            if v is not None and "list" in v.kinds:
+                self._list_index(expr, element, v, state)
+        # an array or list index copies (NumPy's advanced indexing); anything that may be an int, a slice, a
+        # tuple of them, ``...`` or ``None`` may give a view of ``base``, which the result then shares
+        fancy = any(v is not None and v.kinds and v.kinds <= {"array", "list"} for v in vals)
         if fancy:
             return self._new(expr, dtype=base.dtype, device=base.device)
         ints = sum(v is not None and v.kinds == frozenset({"num"}) for v in vals)
@@ -241,6 +273,30 @@ class Expressions:
             dtype=base.dtype,
             origin=base.origin,
             device=base.device,
+        )
+
+    def _emitted(self, func: cst.BaseExpression) -> Optional[str]:
+        """``jnp.sort`` / ``jnp.asarray`` written by an earlier JAX rewrite (its import is added at the end, so
+        ``jnp`` is unbound in the tree a later rewrite analyses): the NumPy function of that name."""
+        dotted = _code(func)
+        if dotted.startswith("jnp.") and "jnp" not in self.locals and dotted[4:].replace(".", "").isidentifier():
+            return f"numpy.{dotted[4:]}"
+        return None
+
+    def _list_index(self, expr: cst.Subscript, element: cst.SubscriptElement, value: Val, state: State) -> None:
+        """``x[idx]`` with a Python list ``idx``: JAX refuses lists as indices, so oqupy_jax reads
+        ``x[jnp.asarray(idx)]``, which means the same only for integers (``jnp.asarray([])`` is a float array,
+        and a list of booleans is a mask)."""
+        if self._list_kind(value, state) == "i" and isinstance(element.slice, cst.Index):
+            self.list_indices.add(id(element.slice.value))
+            return
+        self.report(
+            expr,
+            "list-index",
+            f"`{_code(expr)}` indexes an array with a Python list whose elements are not provably integers"
+            " (JAX refuses lists as indices, and an empty or changed list need not hold integers)",
+            "index with an integer array: `x[np.asarray(idx, dtype=int)]`, or build the list here from integer"
+            " literals or a comprehension over `range`",
         )
 
     def _attribute(self, expr: cst.Attribute, state: State) -> Val:
@@ -282,7 +338,7 @@ class Expressions:
             held = state.names.get(func.value.value)
             if held is not None and held.index is not None and func.attr.value in STORING_METHODS:
                 state.names[func.value.value] = replace(held, index=None)  # a dict of indices changes
-        qualified = self.qname(func)
+        qualified = self.qname(func) or self._emitted(func)
         if qualified is None and isinstance(func, cst.Attribute):
             receiver = self._ev(func.value, state)
             args = self._args(call, state)
@@ -316,9 +372,9 @@ class Expressions:
                 return replace(fresh, kinds=kinds)
             if kind is None and args:
                 kind = args[0].dtype if args[0].kinds == frozenset({"num"}) else None
-            return (
-                num(kind) if qualified not in ("builtins.print", "builtins.str", "builtins.repr") else OTHER
-            )
+            if qualified in ("builtins.str", "builtins.repr"):
+                return TEXT
+            return num(kind) if qualified != "builtins.print" else OTHER
         if qualified is not None and qualified.startswith("numpy."):
             return self._numpy(call, qualified, args, arrays, state)
         if qualified in ("math.sqrt", "math.exp", "math.log", "math.cos", "math.sin"):
@@ -348,7 +404,9 @@ class Expressions:
                 first = args[0] if args else OTHER
                 order = keywords.get("order")
                 contig = isinstance(order, cst.SimpleString) and order.evaluated_value == "C"
-                kind = dtype or (first.dtype if first.kinds <= {"num", "array", "list"} else None)
+                kind = dtype or (
+                    first.dtype if first.kinds <= {"num", "array"} else self._list_kind(first, state)
+                )
                 shape = first.shape if "array" in first.kinds else None
                 return self._new(call, dtype=kind, contig=contig, shape=shape, device=True)
             return Val(
@@ -403,8 +461,11 @@ class Expressions:
             if name in SCALAR_REDUCTIONS and one and set(keywords) <= {"dtype"}:  # ``np.sum(x)``: a scalar
                 table, kind = SCALAR_REDUCTIONS[name], args[0].dtype
                 return num(dtype or (kinds_union(*(table[k] for k in kind)) if kind else None))
-            if dtype is None and name in _SAME_KIND_FUNCTIONS:
-                dtype = promote(*(a.dtype for a in args if a.kinds <= {"num", "array"} and a.kinds))
+            if dtype is None and name in _SAME_KIND_FUNCTIONS:  # a list counts with its elements' kind
+                dtype = promote(
+                    *(a.dtype for a in args if a.kinds <= {"num", "array"} and a.kinds),
+                    *(self._list_kind(a, state) for a in args if a.kinds == frozenset({"list"})),
+                )
             return self._new(call, dtype=dtype, device=True)
         if qualified in WRITABLE_VIEW_FUNCTIONS and args:
             first = args[0]
@@ -544,11 +605,16 @@ class Expressions:
                 return num(receiver.dtype) if method == "item" else Val(frozenset({"list"}))
             return replace(receiver, owned=False, shape=None, contig=False, origin=f"`.{method}()`")
         if receiver.kinds <= {"list", "dict"} and receiver.kinds:
+            if method not in _READING_LIST_METHODS:
+                self._list_changed(receiver, state)
             if method in STORING_METHODS:
                 for arg in args:
                     self._escape(arg, state)
                 return OTHER
             if method == "copy":
+                kind = self._list_kind(receiver, state)
+                if kind is not None:  # a new list of the same numbers
+                    return self._built_list(call, [num(kind)])
                 return Val(receiver.kinds, frozenset({"?"}))
             return UNKNOWN
         for arg in args:

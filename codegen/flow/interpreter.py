@@ -77,6 +77,8 @@ class FunctionFlow(Writes, Indices, Expressions):
         self.host_writes: set[int] = set()
         #: ids of ``x.sort()`` statements (-> "rebind": ``x = x.sort()``) and ``x.setflags(write=False)`` ("drop")
         self.rewritten_methods: dict[int, str] = {}
+        #: ids of the index expressions that are lists of integers: read ``x[jnp.asarray(idx)]`` in oqupy_jax
+        self.list_indices: set[int] = set()
         self.synthetic: dict[
             int, cst.CSTNode
         ] = {}  # a flattened subscript -> the template's  # a literal tuple's element values (tuple indices)
@@ -145,7 +147,7 @@ class FunctionFlow(Writes, Indices, Expressions):
         if qualified in _SCALAR_ANNOTATIONS:
             return num(_SCALAR_ANNOTATIONS[qualified])
         if qualified in _CONTAINER_ANNOTATIONS:
-            return Val(frozenset({_CONTAINER_ANNOTATIONS[qualified]}), buf)
+            return Val(frozenset({_CONTAINER_ANNOTATIONS[qualified]}), buf, text=qualified == "builtins.str")
         if isinstance(expr, cst.SimpleString) or qualified in (
             "typing.Any",
             "typing.Union",
@@ -288,6 +290,9 @@ class FunctionFlow(Writes, Indices, Expressions):
         value = self.ev(expr, state)
         if "array" in value.kinds:
             return Val(frozenset({"array", "num"}), value.bufs, origin="a loop over an array")
+        kind = self._list_kind(value, state)
+        if kind is not None:  # a list of numbers: its elements are numbers, the list stays this function's
+            return num(kind)
         self._escape(value, state)
         return UNKNOWN
 

@@ -4,10 +4,11 @@ from codegen.rules.backend_blocks import BackendBlocks
 from codegen.rules.base import Example, Idiom, Invalid, Rule
 from codegen.rules.call_refusals import DataDependentShape, OutArgument
 from codegen.rules.imports import NumpyToJax, PackageRename
+from codegen.rules.index_safety import IndexSafety, ListIndex
 from codegen.rules.inplace import InplaceUpdate
 from codegen.rules.kernel import KernelJit
 from codegen.rules.markers import HostMarker
-from codegen.rules.refusals import DtypeSafety, IndexSafety, InplaceMethod, UnmodelledStatement
+from codegen.rules.refusals import DtypeSafety, InplaceMethod, UnmodelledStatement
 from codegen.rules.shape_assign import ShapeAssign
 from codegen.rules.vectorize import VectorizeSignature
 from codegen.rules.write_refusals import ArgumentWrite, AttributeWrite, ChainedWrite, ClosureWrite, ViewWrite
@@ -20,6 +21,7 @@ RULES: tuple[type[Rule], ...] = (
     ChainedWrite,
     ClosureWrite,
     IndexSafety,
+    ListIndex,
     DtypeSafety,
     InplaceMethod,
     OutArgument,
