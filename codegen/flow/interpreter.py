@@ -5,6 +5,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from codegen.analysis import kept_branch
+from codegen.flow.calls import Calls
 from codegen.flow.expressions import Expressions
 from codegen.flow.indices import Indices
 from codegen.flow.numpy_model import _CONTAINER_ANNOTATIONS, _SCALAR_ANNOTATIONS, _code
@@ -15,7 +16,7 @@ from codegen.flow.writes import Writes
 # -- the analysis --------------------------------------------------------------------------------------------
 
 
-class FunctionFlow(Writes, Indices, Expressions):
+class FunctionFlow(Writes, Indices, Calls, Expressions):
     """Abstract interpretation of one function body, or of a module's top-level statements.
 
     ``qname`` resolves qualified names (libcst metadata), ``is_array`` tells array annotations, ``backend``

@@ -8,9 +8,8 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen import names
-from codegen.flow import ufunc_inputs
 from codegen.rules.base import Example, Idiom, Invalid
-from codegen.rules.refusal_base import _FlowRefusal, _Refusal
+from codegen.rules.refusal_base import _FlowRefusal
 
 
 class DtypeSafety(_FlowRefusal):
