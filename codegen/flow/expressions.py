@@ -155,9 +155,9 @@ class Expressions:
             index = frozenset().union(*indices) if indices and all(i is not None for i in indices) else None
             return Val(frozenset({"dict"}), index=index)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            element = self._comprehension(expr, state)
+            produced = self._comprehension(expr, state)
             if isinstance(expr, cst.ListComp):
-                return self._built_list(expr, [element])
+                return self._built_list(expr, [produced])
             return Val(frozenset({"dict" if isinstance(expr, cst.DictComp) else "list"}))
         if isinstance(expr, cst.StarredElement):
             return ev(expr.value, state)
