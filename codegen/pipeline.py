@@ -141,6 +141,8 @@ class _Facts(cst.CSTVisitor):
             and node.value.func.attr.value in ("sort", "setflags")
         ):
             self.facts.add("<method-statement>")
+        elif isinstance(node, (cst.List, cst.ListComp)):
+            self.facts.add("<list>")  # a list an index may read by
         elif isinstance(node, (cst.Assign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:

@@ -1,31 +1,19 @@
 """Expressions: what each one evaluates to (:class:`~codegen.flow.values.Val`), calls through the NumPy model."""
 
-import math
 from dataclasses import replace
 from typing import Optional
 
 import libcst as cst
 
 from codegen.flow.numpy_model import (
-    _CREATORS,
-    _SAME_KIND_FUNCTIONS,
-    FRESH_FUNCTIONS,
-    FRESH_METHODS,
-    INPLACE_METHODS,
     KNOWN_CONTAINERS,
     PURE_BUILTINS,
-    SCALAR_REDUCTIONS,
     STORING_METHODS,
-    WRITABLE_VIEW_FUNCTIONS,
-    WRITABLE_VIEW_METHODS,
     _code,
     _ufunc_kind,
-    dtype_of,
-    kinds_union,
     promote,
-    ufunc_inputs,
 )
-from codegen.flow.values import _SLICE, OTHER, UNKNOWN, State, Val, _arith, _binary_symbol, join, num
+from codegen.flow.values import _SLICE, OTHER, TEXT, UNKNOWN, State, Val, _arith, _binary_symbol, join, num
 
 
 class Expressions:
@@ -36,6 +24,33 @@ class Expressions:
         state.escaped.update(b for b in value.bufs if b.startswith(("new@", "old@")))
         if value.obj:
             state.escaped.add(value.obj)
+
+    def _list_kind(self, value: Val, state: State) -> Optional[str]:
+        """The element kind of a list this function built from numbers (a display or a comprehension), as
+        ``np.asarray`` would give it, while nothing else can have changed its elements: no other list, no call
+        and no closure holds it, and every statement that could change it dropped the kind (None otherwise)."""
+        if value.kinds != frozenset({"list"}) or not value.obj or value.obj in state.escaped:
+            return None
+        return value.dtype
+
+    def _list_changed(self, value: Val, state: State) -> None:
+        """A statement may have changed the elements of the list ``value``: every name of it forgets its kind."""
+        if "list" not in value.kinds or not value.obj:
+            return
+        for name, held in state.names.items():
+            if held.obj == value.obj:
+                state.names[name] = replace(held, dtype=None)
+
+    def _built_list(self, node: cst.CSTNode, kinds: list[Val]) -> Val:
+        """A new list made at ``node`` with elements of the values ``kinds`` (its element kind when all are
+        numbers of a known kind)."""
+        start = self.skeleton.span.get(id(node), (0, 0))[0]
+        numbers = bool(kinds) and all(v.kinds == frozenset({"num"}) and v.dtype for v in kinds)
+        return Val(
+            frozenset({"list"}),
+            obj=f"list@{start}",
+            dtype=promote(*(v.dtype for v in kinds)) if numbers else None,
+        )
 
     def _site(self, node: cst.CSTNode) -> str:
         """The array object made at ``node`` (a view: its memory is another's, the object is new)."""
@@ -111,13 +126,16 @@ class Expressions:
                 for part in expr.parts:
                     if isinstance(part, cst.FormattedStringExpression):
                         ev(part.expression, state)
+            return TEXT
+        if isinstance(expr, cst.Ellipsis):
             return OTHER
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             vals = [ev(element.value, state) for element in expr.elements]
             for val in vals:
                 self._escape(val, state)
             if isinstance(expr, cst.List):
-                return Val(frozenset({"list"}))
+                starred = any(isinstance(e, cst.StarredElement) for e in expr.elements)
+                return self._built_list(expr, [] if starred else vals)
             index = None
             if isinstance(expr, cst.Tuple) and not any(
                 isinstance(e, cst.StarredElement) for e in expr.elements
@@ -137,7 +155,9 @@ class Expressions:
             index = frozenset().union(*indices) if indices and all(i is not None for i in indices) else None
             return Val(frozenset({"dict"}), index=index)
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            self._comprehension(expr, state)
+            produced = self._comprehension(expr, state)
+            if isinstance(expr, cst.ListComp):
+                return self._built_list(expr, [produced])
             return Val(frozenset({"dict" if isinstance(expr, cst.DictComp) else "list"}))
         if isinstance(expr, cst.StarredElement):
             return ev(expr.value, state)
@@ -195,7 +215,8 @@ class Expressions:
             return UNKNOWN
         return UNKNOWN
 
-    def _comprehension(self, expr: cst.CSTNode, state: State) -> None:
+    def _comprehension(self, expr: cst.CSTNode, state: State) -> Val:
+        """Evaluate a comprehension in its own scope; the value of its element (of the last one for a dict)."""
         inner = state.copy()
         clause = expr.for_in
         while clause is not None:
@@ -203,11 +224,13 @@ class Expressions:
             for condition in clause.ifs:
                 self._ev(condition.test, inner)
             clause = clause.inner_for_in
-        if isinstance(expr, cst.DictComp):
-            self._escape(self._ev(expr.value, inner), inner)
-        else:
-            self._escape(self._ev(expr.elt, inner), inner)
+        element = self._ev(expr.value if isinstance(expr, cst.DictComp) else expr.elt, inner)
+        self._escape(element, inner)
         state.escaped |= inner.escaped
+        for name, held in list(state.names.items()):  # a list the comprehension may have changed
+            if held.obj and inner.names.get(name, held).dtype != held.dtype:
+                self._list_changed(held, state)
+        return element
 
     def _subscript(self, expr: cst.Subscript, state: State) -> Val:
         base = self._ev(expr.value, state)
@@ -220,14 +243,12 @@ class Expressions:
             if base.kinds <= {"num", "other"} and "unknown" not in base.kinds:
                 return UNKNOWN if "other" in base.kinds else num(None)
             return UNKNOWN
-        if any(v is not None and "list" in v.kinds for v in vals):
-            self.report(
-                expr,
-                "index-safety",
-                f"`{_code(expr)}` indexes an array with a Python list (JAX refuses lists as indices)",
-                "index with an array: `x[np.asarray(idx)]`",
-            )
-        fancy = any(v is not None and not (v.kinds == frozenset({"num"}) or v == OTHER) for v in vals)
+        for element, v in zip(expr.slice, vals):
+            if v is not None and "list" in v.kinds:
+                self._list_index(expr, element, v, state)
+        # an array or list index copies (NumPy's advanced indexing); anything that may be an int, a slice, a
+        # tuple of them, ``...`` or ``None`` may give a view of ``base``, which the result then shares
+        fancy = any(v is not None and v.kinds and v.kinds <= {"array", "list"} for v in vals)
         if fancy:
             return self._new(expr, dtype=base.dtype, device=base.device)
         ints = sum(v is not None and v.kinds == frozenset({"num"}) for v in vals)
@@ -241,6 +262,36 @@ class Expressions:
             dtype=base.dtype,
             origin=base.origin,
             device=base.device,
+        )
+
+    def _emitted(self, func: cst.BaseExpression) -> Optional[str]:
+        """``jnp.sort`` / ``jnp.asarray`` written by an earlier JAX rewrite (its import is added at the end, so
+        ``jnp`` is unbound in the tree a later rewrite analyses): the NumPy function of that name."""
+        dotted = _code(func)
+        if (
+            dotted.startswith("jnp.")
+            and "jnp" not in self.locals
+            and dotted[4:].replace(".", "").isidentifier()
+        ):
+            return f"numpy.{dotted[4:]}"
+        return None
+
+    def _list_index(
+        self, expr: cst.Subscript, element: cst.SubscriptElement, value: Val, state: State
+    ) -> None:
+        """``x[idx]`` with a Python list ``idx``: JAX refuses lists as indices, so oqupy_jax reads
+        ``x[jnp.asarray(idx)]``, which means the same only for integers (``jnp.asarray([])`` is a float array,
+        and a list of booleans is a mask)."""
+        if self._list_kind(value, state) == "i" and isinstance(element.slice, cst.Index):
+            self.list_indices.add(id(element.slice.value))
+            return
+        self.report(
+            expr,
+            "list-index",
+            f"`{_code(expr)}` indexes an array with a Python list whose elements are not provably integers"
+            " (JAX refuses lists as indices, and an empty or changed list need not hold integers)",
+            "index with an integer array: `x[np.asarray(idx, dtype=int)]`, or build the list here from integer"
+            " literals or a comprehension over `range`",
         )
 
     def _attribute(self, expr: cst.Attribute, state: State) -> Val:
@@ -282,7 +333,7 @@ class Expressions:
             held = state.names.get(func.value.value)
             if held is not None and held.index is not None and func.attr.value in STORING_METHODS:
                 state.names[func.value.value] = replace(held, index=None)  # a dict of indices changes
-        qualified = self.qname(func)
+        qualified = self.qname(func) or self._emitted(func)
         if qualified is None and isinstance(func, cst.Attribute):
             receiver = self._ev(func.value, state)
             args = self._args(call, state)
@@ -316,9 +367,9 @@ class Expressions:
                 return replace(fresh, kinds=kinds)
             if kind is None and args:
                 kind = args[0].dtype if args[0].kinds == frozenset({"num"}) else None
-            return (
-                num(kind) if qualified not in ("builtins.print", "builtins.str", "builtins.repr") else OTHER
-            )
+            if qualified in ("builtins.str", "builtins.repr"):
+                return TEXT
+            return num(kind) if qualified != "builtins.print" else OTHER
         if qualified is not None and qualified.startswith("numpy."):
             return self._numpy(call, qualified, args, arrays, state)
         if qualified in ("math.sqrt", "math.exp", "math.log", "math.cos", "math.sin"):
@@ -335,223 +386,4 @@ class Expressions:
             return Val(frozenset({"dict"}), frozenset({"?"}))
         if qualified in ("builtins.tuple", "builtins.zip", "builtins.enumerate", "builtins.map"):
             return Val(frozenset({"other"}), frozenset({"?"}))
-        return UNKNOWN
-
-    def _numpy(self, call: cst.Call, qualified: str, args: list[Val], arrays: list[Val], state: State) -> Val:
-        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        positional = [a.value for a in call.args if a.keyword is None]
-        bufs = frozenset().union(*(a.bufs for a in args if a.maybe_array)) if args else frozenset()
-        dtype = self.dtype_of(keywords.get("dtype"))
-        if qualified == "numpy.array":
-            copy = keywords.get("copy")
-            if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
-                first = args[0] if args else OTHER
-                order = keywords.get("order")
-                contig = isinstance(order, cst.SimpleString) and order.evaluated_value == "C"
-                kind = dtype or (first.dtype if first.kinds <= {"num", "array", "list"} else None)
-                shape = first.shape if "array" in first.kinds else None
-                return self._new(call, dtype=kind, contig=contig, shape=shape, device=True)
-            return Val(
-                frozenset({"array"}),
-                bufs | frozenset({f"new@{self.skeleton.span[id(call)][0]}"}),
-                origin="`np.array(..., copy=...)`",
-            )
-        if ufunc_inputs(qualified) is not None:
-            kinds = [a.dtype for a in args[: ufunc_inputs(qualified)]]
-            out_kind = _ufunc_kind(qualified, kinds)
-            shape = arrays[0].shape if len(arrays) == 1 and len(args) == 1 else None
-            if not arrays and any(a.maybe_array for a in args[: ufunc_inputs(qualified)]):
-                # ``np.abs(x)`` of an unknown ``x``: a new array or a number (``y += 1`` then may write in place)
-                return replace(
-                    self._new(call, dtype=out_kind, device=True), kinds=frozenset({"array", "num"})
-                )
-            if not arrays:
-                return num(out_kind)
-            return self._new(
-                call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays), device=True
-            )
-        name = qualified[len("numpy.") :]
-        if name == "nan_to_num" and "copy" in keywords:  # ``copy=False`` may return the argument itself
-            return Val(frozenset({"array"}), bufs, origin="`np.nan_to_num(..., copy=...)`")
-        if qualified in FRESH_FUNCTIONS:
-            if name in _CREATORS and "order" not in keywords:
-                shape = None
-                if name in ("zeros", "ones", "empty", "full") and positional:
-                    shape = self._shape_of(positional[0], state)
-                elif name in ("eye", "identity") and len(positional) == 1:
-                    length = self._length(positional[0], state)
-                    shape = (length, length) if length else None
-                elif name == "arange" and len(positional) == 1:
-                    stop = positional[0]
-                    if isinstance(stop, cst.Float) and float(stop.value) >= 0:
-                        shape = (str(math.ceil(float(stop.value))),)
-                    else:
-                        shape = self._shape_of(stop, state) if args[0].dtype == "i" else None
-                if dtype is None:
-                    if name == "full" and len(args) > 1:
-                        dtype = args[1].dtype if args[1].kinds == frozenset({"num"}) else None
-                    elif name == "arange":
-                        dtype = promote(*(a.dtype for a in args[:3])) if args else None
-                    else:
-                        dtype = "f"
-                return self._new(call, contig=True, shape=shape, dtype=dtype, device=True)
-            if name in ("zeros_like", "ones_like", "empty_like", "full_like", "copy") and args:
-                return self._new(call, dtype=dtype or args[0].dtype, shape=args[0].shape, device=True)
-            one = len(positional) == 1 and "axis" not in keywords and "keepdims" not in keywords
-            if name in ("allclose", "array_equal") or name in ("any", "all", "count_nonzero") and one:
-                return num("b" if name != "count_nonzero" else "i")
-            if name in SCALAR_REDUCTIONS and one and set(keywords) <= {"dtype"}:  # ``np.sum(x)``: a scalar
-                table, kind = SCALAR_REDUCTIONS[name], args[0].dtype
-                return num(dtype or (kinds_union(*(table[k] for k in kind)) if kind else None))
-            if dtype is None and name in _SAME_KIND_FUNCTIONS:
-                dtype = promote(*(a.dtype for a in args if a.kinds <= {"num", "array"} and a.kinds))
-            return self._new(call, dtype=dtype, device=True)
-        if qualified in WRITABLE_VIEW_FUNCTIONS and args:
-            first = args[0]
-            if "array" not in first.kinds:
-                if first.kinds <= {"num", "list"}:
-                    return self._new(call, dtype=dtype, device=True)
-                return replace(UNKNOWN, kinds=frozenset({"array"}), device=True)
-            shape = (
-                self._shape_of(positional[1], state) if name == "reshape" and len(positional) > 1 else None
-            )
-            same = ("asarray", "asanyarray", "ascontiguousarray", "flip", "fliplr", "flipud", "atleast_1d")
-            if name != "reshape":
-                shape = first.shape if name in same else None
-            contig = first.contig and name in ("reshape", "asarray", "asanyarray")
-            obj = (
-                first.obj
-                if name in ("asarray", "asanyarray", "ascontiguousarray", "atleast_1d")
-                else self._site(call)
-            )
-            return replace(first, contig=contig, shape=shape, device=True, obj=obj, ndim=None)
-        if not arrays and not any(a.maybe_array for a in args):
-            return (
-                UNKNOWN
-                if qualified.count(".") > 1
-                else Val(frozenset({"array", "num", "other"}), frozenset(), origin=f"`{qualified}`")
-            )
-        return Val(
-            frozenset({"array"})
-            | (frozenset({"num"}) if "unknown" in {k for a in args for k in a.kinds} else frozenset()),
-            bufs,
-            origin=f"`{qualified}(...)`",
-        )
-
-    def dtype_of(self, expr: Optional[cst.BaseExpression]) -> Optional[str]:
-        kind = dtype_of(expr, self.qname)
-        if kind is None and isinstance(expr, cst.Name) and expr.value not in self.skeleton.assigned:
-            kind = self.module_dtypes.get(expr.value)
-        if kind is None and isinstance(expr, (cst.Name, cst.Attribute)):
-            qualified = self.qname(expr) or ""  # a package constant: ``config.NpDtype``, imported ``NpDtype``
-            kind = self.module_dtypes.get(qualified) if "." in qualified else None
-        return kind
-
-    def _statement_method(self, node: cst.Expr, state: State) -> bool:
-        """``x.sort(...)`` and ``x.setflags(write=False)`` as statements on a local array ``x``: the first becomes
-        ``x = x.sort(...)`` in oqupy_jax (``jax.Array.sort`` returns the sorted copy) when ``x`` could be written in
-        place; the second is dropped there (JAX arrays are immutable) and makes ``x`` read-only for the analysis.
-        True when handled."""
-        call = node.value
-        if not (
-            isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Attribute)
-            and isinstance(call.func.value, cst.Name)
-            and call.func.attr.value in ("sort", "setflags")
-        ):
-            return False
-        name = call.func.value.value
-        current = state.names.get(name)
-        if current is None or current.kinds != frozenset({"array"}):
-            return False
-        for arg in call.args:
-            self.ev(arg.value, state)
-        if call.func.attr.value == "setflags":
-            args = {a.keyword.value if a.keyword else "write": a.value for a in call.args}
-            if set(args) != {"write"} or not (
-                isinstance(args["write"], cst.Name) and args["write"].value == "False"
-            ):
-                return False
-            state.names[name] = replace(current, owned=False, origin="an array made read-only by `.setflags`")
-            self.rewritten_methods[id(node)] = "drop"
-            return True
-        if self._write_problem(name, current, state, node, device=False) is not None:
-            return True  # reported
-        self.rewritten_methods[id(node)] = "rebind"
-        return True
-
-    def _method(self, call: cst.Call, method: str, receiver: Val, args: list[Val], state: State) -> Val:
-        if (
-            "array" in receiver.kinds
-            or any(b.startswith("param:") for b in receiver.bufs)
-            and receiver.maybe_array
-        ):
-            if method in INPLACE_METHODS:
-                self.report(
-                    call,
-                    "inplace-method",
-                    f"in-place method `.{method}()` on an array (JAX returns a new array and drops it)",
-                    "use the functional form (`np.sort(x)`, `np.full_like(x, v)`, `x.reshape(...)`)",
-                )
-        if "array" in receiver.kinds and receiver.kinds <= {"array", "other"}:
-            keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-            if method in FRESH_METHODS:
-                if method == "copy" and "order" not in keywords:
-                    return self._new(
-                        call, contig=True, shape=receiver.shape, dtype=receiver.dtype, device=receiver.device
-                    )
-                if method == "flatten":
-                    return self._new(call, contig=True, dtype=receiver.dtype, device=receiver.device)
-                if (
-                    method in ("sum", "mean", "max", "min", "prod", "trace", "any", "all", "std", "var")
-                    and not call.args
-                ):
-                    return num(receiver.dtype if method not in ("any", "all") else "b")
-                kind = (
-                    receiver.dtype
-                    if method not in ("argmax", "argmin", "argsort", "nonzero", "searchsorted")
-                    else "i"
-                )
-                return self._new(call, dtype=kind, device=receiver.device)
-            if method == "astype":
-                copy = keywords.get("copy")
-                kind = self.dtype_of(call.args[0].value if call.args else None)
-                if copy is None or (isinstance(copy, cst.Name) and copy.value == "True"):
-                    return self._new(call, dtype=kind, shape=receiver.shape, device=receiver.device)
-                return replace(receiver, owned=False, dtype=kind, origin="`.astype(..., copy=...)`")
-            if method in WRITABLE_VIEW_METHODS:
-                shape = None
-                if method == "reshape":
-                    positional = [a.value for a in call.args if a.keyword is None]
-                    shape = (
-                        self._shape_of(
-                            positional[0]
-                            if len(positional) == 1
-                            else cst.Tuple([cst.Element(p) for p in positional]),
-                            state,
-                        )
-                        if positional
-                        else None
-                    )
-                return replace(
-                    receiver,
-                    contig=receiver.contig and method in ("reshape", "ravel"),
-                    shape=shape,
-                    obj=self._site(call),
-                    ndim=1 if method == "ravel" else None,
-                )
-            if method in ("tolist", "item"):
-                return num(receiver.dtype) if method == "item" else Val(frozenset({"list"}))
-            return replace(receiver, owned=False, shape=None, contig=False, origin=f"`.{method}()`")
-        if receiver.kinds <= {"list", "dict"} and receiver.kinds:
-            if method in STORING_METHODS:
-                for arg in args:
-                    self._escape(arg, state)
-                return OTHER
-            if method == "copy":
-                return Val(receiver.kinds, frozenset({"?"}))
-            return UNKNOWN
-        for arg in args:
-            self._escape(arg, state)
-        self._forget_attributes(state)
         return UNKNOWN

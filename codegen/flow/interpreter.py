@@ -5,6 +5,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from codegen.analysis import kept_branch
+from codegen.flow.calls import Calls
 from codegen.flow.expressions import Expressions
 from codegen.flow.indices import Indices
 from codegen.flow.numpy_model import _CONTAINER_ANNOTATIONS, _SCALAR_ANNOTATIONS, _code
@@ -15,7 +16,7 @@ from codegen.flow.writes import Writes
 # -- the analysis --------------------------------------------------------------------------------------------
 
 
-class FunctionFlow(Writes, Indices, Expressions):
+class FunctionFlow(Writes, Indices, Calls, Expressions):
     """Abstract interpretation of one function body, or of a module's top-level statements.
 
     ``qname`` resolves qualified names (libcst metadata), ``is_array`` tells array annotations, ``backend``
@@ -77,6 +78,8 @@ class FunctionFlow(Writes, Indices, Expressions):
         self.host_writes: set[int] = set()
         #: ids of ``x.sort()`` statements (-> "rebind": ``x = x.sort()``) and ``x.setflags(write=False)`` ("drop")
         self.rewritten_methods: dict[int, str] = {}
+        #: ids of the index expressions that are lists of integers: read ``x[jnp.asarray(idx)]`` in oqupy_jax
+        self.list_indices: set[int] = set()
         self.synthetic: dict[
             int, cst.CSTNode
         ] = {}  # a flattened subscript -> the template's  # a literal tuple's element values (tuple indices)
@@ -145,7 +148,7 @@ class FunctionFlow(Writes, Indices, Expressions):
         if qualified in _SCALAR_ANNOTATIONS:
             return num(_SCALAR_ANNOTATIONS[qualified])
         if qualified in _CONTAINER_ANNOTATIONS:
-            return Val(frozenset({_CONTAINER_ANNOTATIONS[qualified]}), buf)
+            return Val(frozenset({_CONTAINER_ANNOTATIONS[qualified]}), buf, text=qualified == "builtins.str")
         if isinstance(expr, cst.SimpleString) or qualified in (
             "typing.Any",
             "typing.Union",
@@ -288,6 +291,9 @@ class FunctionFlow(Writes, Indices, Expressions):
         value = self.ev(expr, state)
         if "array" in value.kinds:
             return Val(frozenset({"array", "num"}), value.bufs, origin="a loop over an array")
+        kind = self._list_kind(value, state)
+        if kind is not None:  # a list of numbers: its elements are numbers, the list stays this function's
+            return num(kind)
         self._escape(value, state)
         return UNKNOWN
 

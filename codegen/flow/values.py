@@ -29,6 +29,7 @@ class Val:
         ""  # the array object (not memory) made at a site of this function, "" if unknown or not made here
     )
     ndim: Optional[int] = None  # the number of axes, when known without the shape
+    text: bool = False  # a ``str`` (never a NumPy or JAX array, and as an index never an array's element)
 
     @property
     def maybe_array(self) -> bool:
@@ -38,6 +39,7 @@ class Val:
 UNKNOWN = Val(frozenset({"unknown"}), frozenset({"?"}))
 _SLICE: frozenset[tuple[Optional[int], ...]] = frozenset({(None,)})  # the index facts of a slice object
 OTHER = Val(frozenset({"other"}))
+TEXT = Val(frozenset({"other"}), text=True)  # a string
 
 
 def num(kind: Optional[str], **facts) -> Val:
@@ -62,6 +64,7 @@ def join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
         a.index | b.index if a.index is not None and b.index is not None else None,
         a.obj if a.obj == b.obj else "",
         a.ndim if a.ndim == b.ndim else None,
+        a.text and b.text,
     )
 
 

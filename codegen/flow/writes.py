@@ -21,6 +21,7 @@ class Writes:
     def _bind(self, target: cst.BaseExpression, value: Val, state: State, stmt: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
             self._forget_attributes(state, base=target.value)
+            self._captured(target.value, value, state)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             element = (
@@ -47,6 +48,7 @@ class Writes:
             if target.value in self.declared:
                 self._escape(value, state)
             self._forget_attributes(state, base=target.value)
+            self._captured(target.value, value, state)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             subscripts = [e.value for e in target.elements if isinstance(e.value, cst.Subscript)]
@@ -75,6 +77,11 @@ class Writes:
             self._subscript_write(target, None, value_node, value, state, stmt)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, Val(frozenset({"list"}), value.bufs), state, stmt)
+
+    def _captured(self, name: str, value: Val, state: State) -> None:
+        """A list bound to a name that a nested function uses may be changed by any call: its kind is lost."""
+        if name in self.skeleton.closure and value.obj.startswith("list@"):
+            state.escaped.add(value.obj)
 
     def _shape_assign(
         self, target: cst.Attribute, value_node: Optional[cst.BaseExpression], state: State, stmt: cst.CSTNode
@@ -141,7 +148,8 @@ class Writes:
         else:
             base_val = self.ev(base, state)
             self._escape(value, state)
-            self._foreign_write(target, base, base_val, state)
+            if "array" in base_val.kinds or not self._keyed(index_vals, state):
+                self._foreign_write(target, base, base_val, state)
             return
         self.array_subscripts.add(id(target))
         if current is None:
@@ -164,11 +172,14 @@ class Writes:
             return
         if not current.maybe_array:
             self._escape(value, state)  # a list or dict now holds the value
+            self._list_changed(current, state)
             if current.index is not None and name in state.names:
                 state.names[name] = replace(current, index=None)
             return
         if "array" not in current.kinds:  # unknown: an unannotated argument or an unknown call's result
             self._escape(value, state)
+            if self._keyed(index_vals, state):
+                return
             if "." in name or any(b.startswith("attr:") for b in current.bufs):
                 self._attribute_problem(target, name, current, "write into")
             elif any(b.startswith("param:") for b in current.bufs):
@@ -198,6 +209,15 @@ class Writes:
         ):  # may be a NumPy array in oqupy_jax (made from an argument without a NumPy call)
             self.host_writes.add(id(stmt))
             state.names[name] = replace(state.names.get(name, current), device=True)
+
+    def _keyed(self, index_vals: list[Optional[Val]], state: State) -> bool:
+        """A write by string keys (``f.attrs["name"] = v``) into what is not known to be an array: no JAX array
+        has string keys, so it is the object's ``__setitem__`` as written, in both packages (a mapping, an HDF5
+        attribute set, a NumPy record field): like an unknown method, it may change any object's attributes."""
+        if not index_vals or not all(v is not None and v.text for v in index_vals):
+            return False
+        self._forget_attributes(state)
+        return True
 
     def _flattened(self, target: cst.Subscript, state: State) -> Optional[cst.Subscript]:
         """``a[i][j]`` as ``a[i, j]`` when every inner index is an integer (then the inner subscripts are views of
@@ -357,6 +377,7 @@ class Writes:
                 )
             return
         if not current.maybe_array:
+            self._list_changed(current, state)  # ``lst += [...]`` extends the list in place
             state.names[name] = _arith(current, value, op)
             return
         if "array" not in current.kinds and ("." in name or any(b.startswith("attr:") for b in current.bufs)):

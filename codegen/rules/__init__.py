@@ -7,10 +7,11 @@ from codegen.rules.imports import NumpyToJax, PackageRename
 from codegen.rules.inplace import InplaceUpdate
 from codegen.rules.kernel import KernelJit
 from codegen.rules.markers import HostMarker
-from codegen.rules.refusals import DtypeSafety, IndexSafety, InplaceMethod, UnmodelledStatement
+from codegen.rules.refusals import DtypeSafety, InplaceMethod, UnmodelledStatement
 from codegen.rules.shape_assign import ShapeAssign
+from codegen.rules.subscripts import ChainedWrite, IndexSafety, ListIndex
 from codegen.rules.vectorize import VectorizeSignature
-from codegen.rules.write_refusals import ArgumentWrite, AttributeWrite, ChainedWrite, ClosureWrite, ViewWrite
+from codegen.rules.write_refusals import ArgumentWrite, AttributeWrite, ClosureWrite, ViewWrite
 
 RULES: tuple[type[Rule], ...] = (
     BackendBlocks,
@@ -20,6 +21,7 @@ RULES: tuple[type[Rule], ...] = (
     ChainedWrite,
     ClosureWrite,
     IndexSafety,
+    ListIndex,
     DtypeSafety,
     InplaceMethod,
     OutArgument,

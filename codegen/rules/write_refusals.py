@@ -1,8 +1,6 @@
 """Refusals of writes whose meaning would differ between the packages: into arguments, through views or
 aliases, into attributes, chained subscripts and closures (:mod:`codegen.flow` files the findings)."""
 
-import libcst as cst
-
 from codegen.rules.base import Example, Idiom, Invalid
 from codegen.rules.refusal_base import _FlowRefusal
 
@@ -13,6 +11,9 @@ class ArgumentWrite(_FlowRefusal):
     ``dict`` / scalar annotation (it may be an array).  NumPy callers would see the change, JAX callers not.
     ``@host`` functions too: they get the caller's array as NumPy has it in ``oqupy_numpy``, and a read-only
     copy or view of a ``jax.Array`` in ``oqupy_jax``.
+
+    A write by string keys (``h5file.attrs["name"] = v``) is never one into a JAX array (none has string keys):
+    it stays the object's ``__setitem__`` in both packages and is not refused.
 
     Idiom: ``x = x.copy()`` first and return the result; annotate parameters.
     """
@@ -217,7 +218,9 @@ class AttributeWrite(_FlowRefusal):
     allowed) when the class annotates it (``self.cache: dict = {}``), declares it by a property annotated with
     such a type that returns it (``def step(self) -> int: return self._step``), or only ever assigns it
     literals or local names that its method binds only to list (dict) displays (``caps = []; ...;
-    self.caps = caps``).
+    self.caps = caps``).  Writes by string keys (``self._f.attrs["name"] = v``: an HDF5 file's attributes, a
+    mapping) are no array writes: no JAX array has string keys, so both packages run the object's own
+    ``__setitem__``; like an unknown call, such a write may change any object's attributes.
 
     Idiom: build the new array in a local name and assign it to the attribute.
     """
@@ -307,6 +310,42 @@ class AttributeWrite(_FlowRefusal):
                     self._step += 1
             """,
         ),
+        Example(  # string keys: an HDF5 file's attributes (or any mapping), never an array's elements
+            """
+            import h5py
+
+
+            class Store:
+                def create(self, filename: str, name: str):
+                    self._f = h5py.File(filename, "w")
+                    self._f.attrs["name"] = name
+                    self._f.attrs[f"{name}-writing"] = True
+
+                def rename(self, key: str, value: str):
+                    self._f.attrs[key] = value
+
+
+            def set_writing(h5file, writing: bool):
+                h5file.attrs["writing"] = writing
+            """,
+            jax="""
+            import h5py
+
+
+            class Store:
+                def create(self, filename: str, name: str):
+                    self._f = h5py.File(filename, "w")
+                    self._f.attrs["name"] = name
+                    self._f.attrs[f"{name}-writing"] = True
+
+                def rename(self, key: str, value: str):
+                    self._f.attrs[key] = value
+
+
+            def set_writing(h5file, writing: bool):
+                h5file.attrs["writing"] = writing
+            """,
+        ),
     )
     INVALID = (
         Invalid(
@@ -372,6 +411,14 @@ class AttributeWrite(_FlowRefusal):
             """,
             "the attribute `self._caps`",
         ),
+        Invalid(  # an integer key: the attribute may hold an array
+            """
+            class A:
+                def f(self, key: int, value: float):
+                    self._f.attrs[key] = value
+            """,
+            "the attribute `self._f.attrs`",
+        ),
         Invalid(
             """
             import numpy as np
@@ -385,130 +432,6 @@ class AttributeWrite(_FlowRefusal):
                     return self.x
             """,
             "the attribute `self.x`",
-        ),
-    )
-
-
-class ChainedWrite(_FlowRefusal):
-    """Write ``a[i][j] = v`` as ``a[i, j] = v`` when every inner index is an integer (``a[i]`` is then a view of
-    ``a``, so the two mean the same in NumPy); refuse other chained subscript writes (``a[1:3][0] = v``,
-    ``a[idx][0] = v``), ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
-    (``a[0], a[1] = a[1], a[0]``: NumPy assigns one after the other, through views)."""
-
-    NEEDS = ("<chained-write>",)
-    MAY_BE_IDLE = True
-    VALID = (
-        Example(
-            """
-            import numpy as np
-
-
-            def f(v: float):
-                a = np.zeros((2, 3))
-                a[1][-1] = v
-                a[0][1] += 2.0
-                return a
-            """,
-            jax="""
-            import jax.numpy as jnp
-
-
-            def f(v: float):
-                a = jnp.zeros((2, 3))
-                a = a.at[1, -1].set(v)
-                a = a.at[0, 1].add(2.0)
-                return a
-            """,
-        ),
-    )
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.flat: list[set[int]] = []
-
-    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
-        self.flat.append(set() if self.in_host else self.flow(node, cache=False).flattened)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._enter(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._enter(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
-        self.flat.pop()
-        return updated_node
-
-    def _flat(self, original: cst.CSTNode, target: cst.BaseExpression) -> cst.BaseExpression:
-        if id(original) not in self.flat[-1] or not isinstance(target, cst.Subscript):
-            return target
-        inner: list[cst.SubscriptElement] = []
-        base = target.value
-        while isinstance(base, cst.Subscript):
-            inner = [*base.slice, *inner]
-            base = base.value
-        self.fire()
-        return target.with_changes(value=base, slice=[*inner, *target.slice])
-
-    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        if len(updated_node.targets) != 1:
-            return updated_node
-        target = updated_node.targets[0]
-        return updated_node.with_changes(
-            targets=[target.with_changes(target=self._flat(original_node, target.target))]
-        )
-
-    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
-        return updated_node.with_changes(target=self._flat(original_node, updated_node.target))
-
-    IDIOMS = (
-        Idiom(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.arange(4.0)
-                a[0], a[1] = a[1], a[0]
-                return a
-            """,
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.arange(4.0)
-                first, second = a[1], a[0]
-                a[0] = first
-                a[1] = second
-                return a
-            """,
-        ),
-    )
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros((2, 2))
-                a[0:1][0] = 1.0
-                return a
-            """,
-            "chained",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(2)
-                del a[0]
-                return a
-            """,
-            "`del`",
         ),
     )
 

@@ -373,3 +373,52 @@ def test_module_level_code_goes_through_the_same_analysis():
     refused_by("index-safety", "return TABLE", "\nTABLE = np.zeros(4)\nTABLE[6] = 1.0\n")
     agrees("return TABLE", "\nTABLE = np.zeros((2, 2))\nTABLE[0][1] = 1.0\n")  # written TABLE[0, 1]
     refused_by("chained-write", "return TABLE", "\nTABLE = np.zeros((2, 2))\nTABLE[0:1][0] = 1.0\n")
+
+
+# -- issue 32: what a NumPy programmer writes is accepted, and stays exact -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # lists of integers as indices: read through ``jnp.asarray`` in oqupy_jax
+        "idx = [0, 2]\nreturn x[idx], x[[3, -1]], m[[0, 2], 1]",
+        "return x[[i for i in range(n)]], m[:, [2 * i for i in range(2)]]",
+        "idx = [1, 0]\nfor i in idx:\n    x = x + i\nreturn x[idx]",
+        "idx = [1, 0]\nkept = idx.copy()\nidx.append(0.5)\nreturn x[kept]",
+        # a rewritten ``x.sort()`` (``x = jnp.sort(x)``) is followed by writes the rewrite still proves
+        "a = x * 2.0\na.sort()\na[0] = 1.0\na[1:] += 1.0\nreturn a",
+        # ``np.array`` of a list display of floats is a float array; ``np.append`` keeps it float
+        "t = np.array([0.0])\nfor i in range(3):\n    t = np.append(t, 0.5 * i)\nt += 1.0\nt[0] = 2.0\nreturn t",
+    ],
+)
+def test_issue32_lists_sort_and_append_translate(body):
+    agrees(body)
+
+
+@pytest.mark.parametrize(
+    ("rule", "body"),
+    [
+        ("list-index", "return x[[]]"),  # ``jnp.asarray([])`` is a float array
+        ("list-index", "return x[idx]"),  # an argument: elements unknown
+        ("list-index", "idx = [0, 1]\nother = idx\nother.append(0.5)\nreturn x[idx]"),
+        ("list-index", "idx = [0, 1]\nidx += [2.5]\nreturn x[idx]"),
+        ("list-index", "idx = [0, 1]\nidx[0] = 0.5\nreturn x[idx]"),
+        ("list-index", "idx = [0, 1]\nstore = [idx]\nstore[0].append(0.5)\nreturn x[idx]"),
+        ("list-index", "idx = [0, 1]\n\ndef g():\n    idx.append(0.5)\n\ng()\nreturn x[idx]"),
+        ("list-index", "idx = [0, 1]\n[idx.append(0.5) for _ in range(1)]\nreturn x[idx]"),
+        ("list-index", "idx = [True, False, True, False]\nreturn x[idx]"),  # a mask, not integers
+        # a view through ``...``, a tuple of int and slice, or an index of unknown kind is no copy
+        ("view-write", "a = np.zeros((2, 3))\nw = a[..., 0]\nw[0] = 1.0\nreturn a"),
+        ("view-write", "a = np.zeros((2, 3))\nt = (0, slice(None))\nw = a[t]\nw[0] = 1.0\nreturn a"),
+        ("view-write", "a = np.zeros((2, 3))\nw = a[u]\nw[0] = 1.0\nreturn a"),
+    ],
+)
+def test_issue32_unprovable_lists_and_views_are_refused(rule, body):
+    refused_by(rule, body)
+
+
+def test_issue32_string_keyed_writes_are_no_array_writes():
+    header = "\n\nclass Attrs:\n    def __init__(self):\n        self.attrs = {}\n"
+    agrees('f = Attrs()\nf.attrs["name"] = "x"\nf.attrs[f"n{n}"] = n\nreturn x', header)
+    refused_by("argument-write", "u[0] = 1.0\nreturn u")  # an integer key into an unannotated argument
