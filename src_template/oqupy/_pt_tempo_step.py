@@ -17,7 +17,7 @@ right bond), the line's carry ``carry[r, c, x]`` (``c``: north class of the curr
 real basis of :func:`oqupy._influences.conjugation_basis`, in which every tensor, and so every SVD, is real.
 """
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def step(
     lines: List[np.ndarray],
     network: StepNetwork,
     epsrel: float,
-    rng: np.random.Generator,
+    sketches: Optional[np.random.Generator] = None,
 ) -> Tuple[np.ndarray, List[np.ndarray], int]:
     """Finish the site of the current time ``n``; returns ``(site, legs, largest kept rank)``.
 
@@ -83,6 +83,9 @@ def step(
     of every bond (everything to its left is an isometry, everything to its right was made one by the zip-up).
     The site is returned over the path index of the coupling eigenbasis (``network.to_path``), the legs in the
     step's basis.
+
+    With ``sketches`` (a random generator) a zip-up split whose expected rank is small is sketched
+    (:func:`oqupy._mps.sketched_split`); without, every split is a full SVD (the reference construction).
 
     ``network.north_weights`` / ``west_weights`` weight the classes in every truncation
     (:class:`oqupy._influences.Influences`): each split factorises the weighted matrix and takes the weights
@@ -100,8 +103,11 @@ def step(
     for lag in range(len(legs) - 1, 0, -1):
         bond, new = legs[lag].shape[0], carry.shape[2]
         theta = zip_leg(carry, legs[lag], output_weights * lines[lag - 1], num_north)
-        # the bond this split replaces had ``bond`` columns one step ago: the rank to expect
-        weights, leg, rank = sketched_split(theta, epsrel, bond, rng, weights_left=True)
+        if sketches is None:
+            weights, leg, rank = split(theta, epsrel, weights_left=True)
+        else:
+            # the bond this split replaces had ``bond`` columns one step ago: the rank to expect
+            weights, leg, rank = sketched_split(theta, epsrel, bond, sketches, weights_left=True)
         legs[lag] = leg.reshape(rank, num_west, new) / column_weights[None, :, None]
         carry = weights.reshape(bond, num_north, rank) / row_weights[None, :, None]
         max_rank = max(max_rank, rank)

@@ -422,12 +422,13 @@ def test_batch_equals_one_call_per_system(oq):
         )
 
 
-def _influence_functional(oq, bath, parameters, steps, unique, weighted, real=False):
-    """F(a_0 ... a_{N-1}) of a PT-TEMPO build through the host step, the kept ranks and the step tensors' dtype."""
+def _influence_functional(oq, bath, parameters, steps, unique, weighted, real=False, sketched=False):
+    """F(a_0 ... a_{N-1}) of a PT-TEMPO build through the host step, the kept ranks and the step tensors' dtype
+    (every split a full SVD unless ``sketched``)."""
     influences = oq._influences.Influences(bath, parameters, unique, weighted_classes=weighted, real=real)
     influences.extend(steps)
     legs, sites, ranks = [], [], []
-    sketches = oq._pt_tempo_step.sketch_generator()
+    sketches = oq._pt_tempo_step.sketch_generator() if sketched else None
     for step in range(steps):
         lines = [influences.line(lag, step + lag) for lag in range(1, steps - step)]
         site, legs, rank = oq._pt_tempo_step.step(
@@ -509,3 +510,63 @@ def test_pt_tempo_real_basis_is_the_complex_computation(oq, case):
     scale = np.abs(exact).max()
     # measured: 1e-14 .. 3e-14 (rounding); the truncation itself is at 1e-7
     assert np.abs(real - exact).max() < 1e-11 * scale
+
+
+def test_sketched_split_bounds_its_truncation_error(oq):
+    """``_mps.sketched_split`` counts the residual outside its sketch as discarded: the split's error stays below
+    ``epsrel * s_0`` like a full SVD's, its rank is the SVD's or one more, and a sketch far too narrow for the
+    matrix falls back to the full SVD."""
+    mps = oq._mps
+    rng = np.random.default_rng(7)
+    left, _ = np.linalg.qr(rng.standard_normal((120, 90)))
+    right, _ = np.linalg.qr(rng.standard_normal((90, 90)))
+    matrix = (left * 10.0 ** (-np.arange(90) / 3.0)) @ right.T
+    epsrel = 1e-9
+    exact = mps.split(matrix, epsrel)[2]
+    for expected in (exact - 3, exact, exact + 4, 2):
+        factor, rest, rank = mps.sketched_split(matrix, epsrel, expected, np.random.default_rng(0))
+        assert np.linalg.norm(matrix - factor @ rest) <= epsrel * 1.0 * (1 + 1e-6)
+        assert exact <= rank <= exact + 1
+        np.testing.assert_allclose(factor.T @ factor, np.eye(rank), atol=1e-12)  # the isometry on the left
+    assert exact >= 25  # (27): a sketch of 12 columns cannot hold it and falls back
+
+
+def test_pt_tempo_sketched_splits_converge_like_full_svds(oq, monkeypatch):
+    """``PtTempo`` sketches its larger zip-up splits: against the same build with full SVDs only, <sigma_z>(t)
+    differs by far less than either's truncation error, and both converge in epsrel to the same limit."""
+    op = oq.operators
+    step_module = oq._pt_tempo_step
+    sketched_calls = []
+    sketched_split = step_module.sketched_split
+
+    def counting(matrix, epsrel, expected, sketches, weights_left=False):
+        if expected + oq._mps.SKETCH_OVERSAMPLING <= oq._mps.SKETCH_FRACTION * min(matrix.shape):
+            sketched_calls.append(matrix.shape)
+        return sketched_split(matrix, epsrel, expected, sketches, weights_left)
+
+    monkeypatch.setattr(step_module, "sketched_split", counting)
+    bath = oq.Bath(
+        op.sigma("z"), oq.PowerLawSD(alpha=0.05, zeta=3, cutoff=2.2, cutoff_type="gaussian", temperature=0.5)
+    )
+    generator = step_module.sketch_generator
+
+    def sz(epsrel, sketched):
+        monkeypatch.setattr(step_module, "sketch_generator", generator if sketched else lambda: None)
+        parameters = oq.TempoParameters(dt=0.05, epsrel=epsrel)
+        pt = oq.pt_tempo_compute(bath, 0.0, 1.0, parameters, progress_type="silent")
+        dynamics = oq.compute_dynamics(
+            oq.System(0.5 * op.sigma("x")), op.spin_dm("up"), process_tensor=pt, progress_type="silent"
+        )
+        return np.asarray(dynamics.expectations(op.sigma("z"), real=True)[1])
+
+    reference = sz(1e-11, False)
+    errors = {}
+    for epsrel in (1e-7, 1e-9):
+        sketched_calls.clear()
+        sketched, full = sz(epsrel, True), sz(epsrel, False)
+        assert sketched_calls  # the sketch was used
+        errors[epsrel] = np.abs(full - reference).max()
+        # measured: 7.7e-8 / 1.4e-8 apart, errors 1.5e-6 / 1.5e-7 (both builds alike)
+        assert np.abs(sketched - full).max() < 0.2 * errors[epsrel]
+        assert np.abs(sketched - reference).max() < 1.5 * errors[epsrel]
+    assert errors[1e-9] < 0.3 * errors[1e-7]
