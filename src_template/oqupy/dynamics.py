@@ -8,7 +8,7 @@ for minutes (165 s for the 10,001 states of a uniform-PT run).
 """
 
 from bisect import bisect
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -116,7 +116,7 @@ class Dynamics(BaseDynamics):
             for time, state in zip(times, states):
                 self.add(time, state)
 
-    def _take_stacked(self, times: Sequence[float], states: np.ndarray) -> bool:
+    def _take_stacked(self, times: Sequence[float], states: Any) -> bool:
         """Keep ``states`` as they are when they are one ``(n, d, d)`` array (NumPy, or traced) and ``times`` are
         floats in order: what :meth:`add` would store, without ``n`` calls (10,001 states of a long run).  False
         (nothing kept) otherwise: the caller adds them one by one, with :meth:`add`'s checks and messages."""
