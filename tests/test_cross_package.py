@@ -307,8 +307,8 @@ def _uniform_dynamics(package, tmp_path=None, reader=None):
 
 
 def test_uniform_process_tensor_dynamics_and_steady_state_agree():
-    """The uniform build is host NumPy in both packages; the dynamics through it run in each package's scan (two
-    chunks: 64 + 6 steps)."""
+    """The uniform build is host NumPy in both packages; the dynamics through it run in each package's scan (three
+    chunks: 64 + 4 + 2 steps)."""
     (states_np, steady_np), (states_jax, steady_jax) = _uniform_dynamics(onp), _uniform_dynamics(ojax)
     np.testing.assert_allclose(states_jax, states_np, rtol=0, atol=1e-12)
     np.testing.assert_allclose(steady_jax, steady_np, rtol=0, atol=1e-12)

@@ -11,7 +11,7 @@ Host code: the JAX names are in a backend block, so ``oqupy_numpy`` holds only t
 """
 
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import scipy.linalg
@@ -36,6 +36,7 @@ __all__ = [
     "TAYLOR_DEGREE",
     "TAYLOR_NORM",
     "array_namespace",
+    "concatenate_to_host",
     "expm",
     "is_traced",
     "stack_rows",
@@ -100,6 +101,19 @@ def stack_rows(function: Callable[..., Any], rows: Any) -> Any:
         if is_traced(rows):
             return jax.vmap(lambda row: function(*row))(rows)
     return np.stack([function(*row) for row in rows])
+
+
+def concatenate_to_host(pieces: Sequence[Any]) -> Any:
+    """``pieces`` joined along axis 0 as one NumPy array (each concrete piece copied to the host once; traced pieces
+    are joined with ``jax.numpy`` and stay traced).
+
+    In ``oqupy_jax`` an eager ``jnp.concatenate`` is an XLA program compiled for each combination of the pieces'
+    shapes, e.g. for every number of steps that :func:`oqupy.compute_dynamics` splits into chunks; a NumPy one is
+    not compiled at all.
+    """
+    if is_traced(*pieces):
+        return array_namespace(*pieces).concatenate(pieces)
+    return np.concatenate([np.asarray(piece) for piece in pieces])
 
 
 def to_host(value: Any) -> Any:

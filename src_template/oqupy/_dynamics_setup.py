@@ -45,8 +45,8 @@ __all__ = [
     "time_grid",
 ]
 
-CHUNK_STEPS = 64
-"""Steps per compiled scan call (progress is reported between chunks)."""
+CHUNK_STEPS = 1024
+"""Most steps per compiled scan call (a power of two; progress is reported between chunks)."""
 
 
 class Uniform(NamedTuple):
@@ -229,8 +229,20 @@ def stack_padded(tensors: List[np.ndarray], caps: List[np.ndarray]) -> PaddedEnv
 
 
 def chunks(num_steps: int) -> List[Tuple[int, int]]:
-    """``(begin, end)`` of each chunk of at most ``CHUNK_STEPS`` steps."""
-    return [(start, min(start + CHUNK_STEPS, num_steps)) for start in range(0, num_steps, CHUNK_STEPS)]
+    """``(begin, end)`` of each chunk: ``CHUNK_STEPS`` steps while that many are left, then the rest in decreasing
+    powers of two (1,100 steps: 1,024 + 64 + 8 + 4).
+
+    Every run is thus made of the same few scan lengths (``oqupy_jax`` compiles at most ``log2(CHUNK_STEPS) + 1``
+    of them per shape of the inputs, not one per remainder), and 10,000 steps are 12 calls, not 157.
+    """
+    bounds = []
+    begin, size = 0, CHUNK_STEPS
+    while begin < num_steps:
+        while size > num_steps - begin:
+            size //= 2
+        bounds.append((begin, begin + size))
+        begin += size
+    return bounds
 
 
 def prepare(

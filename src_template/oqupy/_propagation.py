@@ -12,7 +12,7 @@ import numpy as np
 
 from oqupy import config
 from oqupy._codegen import BACKEND, host, kernel
-from oqupy._dynamics_setup import Environment
+from oqupy._dynamics_setup import Environment, Uniform
 from oqupy._loops import scan, vmap
 
 if BACKEND == "jax":
@@ -81,7 +81,8 @@ def loop_inputs(environments: List[Environment], vectors: np.ndarray) -> Loop:
             tensors.append(None)
             caps.append(None)
             bond_vectors.append(env.left)
-            uniform.append(env.uniform)
+            # oqupy_jax: on the device once per call, not copied from the host at every chunk
+            uniform.append(Uniform(np.asarray(env.uniform.cell), np.asarray(env.uniform.cap)))
         else:
             if BACKEND == "jax":
                 padded = stack_padded(env.tensors, env.caps) if env.padded is None else env.padded

@@ -8,7 +8,7 @@ for minutes (165 s for the 10,001 states of a uniform-PT run).
 """
 
 from bisect import bisect
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -26,6 +26,7 @@ class BaseDynamics(BaseAPIClass):
         super().__init__(name, description)
         self._times: List[float] = []
         self._states: List[np.ndarray] = []
+        self._stacked: Optional[np.ndarray] = None  # the states as one array, when they were given as one
         self._shape: Optional[Tuple[int, ...]] = None
 
     def __len__(self) -> int:
@@ -45,9 +46,18 @@ class BaseDynamics(BaseAPIClass):
     @property
     def states(self) -> np.ndarray:
         """Recorded density matrices, shape (n, d, d), complex128."""
+        if self._stacked is not None:
+            return self._stacked.copy()
         if not self._states:
             return np.zeros((0, 0, 0), dtype=NpDtype)
         return array_namespace(self._states).stack(self._states)
+
+    def _state_list(self) -> List[np.ndarray]:
+        """The states as a list, to insert into (one array given to the constructor is split on first use)."""
+        if self._stacked is not None:
+            self._states = list(self._stacked)
+            self._stacked = None
+        return self._states
 
     @property
     def shape(self) -> Optional[Tuple[int, ...]]:
@@ -99,11 +109,30 @@ class Dynamics(BaseDynamics):
         super().__init__(name, description)
         assert times is None or hasattr(times, "__len__"), "Argument `times` must be a list of floats."
         assert states is None or hasattr(states, "__len__"), "Argument `states` must be a list of matrices."
-        times = [] if times is None else list(times)
-        states = [] if states is None else list(states)
+        times = [] if times is None else times
+        states = [] if states is None else states
         assert len(times) == len(states), "Lists `times` and `states` must have the same length."
-        for time, state in zip(times, states):
-            self.add(time, state)
+        if not self._take_stacked(times, states):
+            for time, state in zip(times, states):
+                self.add(time, state)
+
+    def _take_stacked(self, times: Sequence[float], states: Any) -> bool:
+        """Keep ``states`` as they are when they are one ``(n, d, d)`` array (NumPy, or traced) and ``times`` are
+        floats in order: what :meth:`add` would store, without ``n`` calls (10,001 states of a long run).  False
+        (nothing kept) otherwise: the caller adds them one by one, with :meth:`add`'s checks and messages."""
+        shape = getattr(states, "shape", None)
+        if shape is None or len(shape) != 3 or shape[0] == 0 or shape[1] != shape[2]:
+            return False
+        try:
+            floats = [float(time) for time in times]
+        except (TypeError, ValueError):
+            return False
+        if any(later < earlier for earlier, later in zip(floats, floats[1:])):
+            return False
+        self._stacked = states.astype(NpDtype) if is_traced(states) else np.asarray(states, dtype=NpDtype)
+        self._times = floats
+        self._shape = tuple(shape[1:])
+        return True
 
     def add(self, time: float, state: np.ndarray) -> None:
         """Insert ``state`` at ``time``, keeping time order."""
@@ -125,7 +154,7 @@ class Dynamics(BaseDynamics):
         )
         index = bisect(self._times, time)
         self._times.insert(index, time)
-        self._states.insert(index, state)
+        self._state_list().insert(index, state)
 
 
 class MeanFieldDynamics(BaseAPIClass):

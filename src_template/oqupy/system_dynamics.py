@@ -19,7 +19,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from oqupy import config
-from oqupy._boundary import array_namespace, expm, is_traced, to_host
+from oqupy._boundary import array_namespace, concatenate_to_host, expm, is_traced
 from oqupy._checks import check_initial_state, check_system, nonfinite_system_error
 from oqupy._codegen import BACKEND, host
 from oqupy._dynamics_setup import (
@@ -63,8 +63,14 @@ def _forward(
     record_all: bool,
     progress_type: Optional[str],
     batched: bool,
-) -> np.ndarray:
-    """Run the step loop in chunks; returns the recorded ``vec(rho)`` (with a leading batch axis if ``batched``)."""
+) -> List[np.ndarray]:
+    """Run the step loop in chunks (:func:`oqupy._dynamics_setup.chunks`); returns the recorded ``vec(rho)`` as
+    pieces to be joined along the step axis: one per chunk (if ``record_all``), then the final state (each with a
+    leading batch axis if ``batched``).
+
+    In ``oqupy_jax`` every chunk is one asynchronous call of the jitted scan: nothing here waits for the device,
+    and the pieces stay where they were computed until the caller joins them.
+    """
     states = loop.states
     recorded = []
     axis = 1 if batched else 0
@@ -89,7 +95,7 @@ def _forward(
     )
     final = read_out_batch(states, last_caps) if batched else read_out(states, last_caps)
     recorded.append(np.expand_dims(final, axis))
-    return np.concatenate(recorded, axis=axis)
+    return recorded
 
 
 def compute_dynamics(
@@ -171,15 +177,16 @@ def compute_dynamics(
     bad = first_nonfinite_step(prop_1, prop_2)  # None when traced: values unknown
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
     loop = loop_inputs(setup.environments, vector)
-    rhos = to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
-    dynamics = Dynamics()
+    # the chunks' states joined once on the host (traced: with jax.numpy) and handed to Dynamics in one call
+    rhos = concatenate_to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
     steps = range(num_steps + 1) if record_all else [num_steps]
     times = [start + dt * step for step in steps]  # Python floats: concrete under ``jax.jit`` too
-    for time, rho in zip(times, rhos.reshape(-1, dim, dim)):
-        if bad is not None and time > start + dt * (bad + 0.5):
-            break  # the states after a step with a NaN or infinite propagator: dropped, and an error below
-        if bad is None or record_all:
-            dynamics.add(float(time), rho)
+    kept = len(times)
+    if bad is not None:
+        # the states after a step with a NaN or infinite propagator are dropped (all of them without
+        # ``record_all``), and an error below
+        kept = sum(time <= start + dt * (bad + 0.5) for time in times) if record_all else 0
+    dynamics = Dynamics(times[:kept], rhos.reshape(-1, dim, dim)[:kept])
     if bad is not None:
         raise nonfinite_system_error(start + bad * dt, dt, dynamics)
     return dynamics
@@ -291,7 +298,7 @@ def compute_dynamics_batch(
     enter, leave, states = shard((matrices.enter, matrices.leave, loop.states), devices)
     matrices = StepMatrices(enter, leave, matrices.links)
     loop = Loop(loop.tensors, loop.caps, loop.uniform, states)
-    rhos = _forward(loop, matrices, num_steps, record_all, progress_type, True)
+    rhos = np.concatenate(_forward(loop, matrices, num_steps, record_all, progress_type, True), axis=1)
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
     return times, rhos[: len(systems)].reshape(len(systems), -1, dim, dim)
 

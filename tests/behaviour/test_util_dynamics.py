@@ -1,5 +1,6 @@
 """Delta embedding, small utilities, validators and the Dynamics container."""
 
+import importlib
 import itertools
 
 import numpy as np
@@ -115,6 +116,50 @@ def test_dynamics_container(oq):
         dyn.expectations(np.eye(3))
     with pytest.raises(AssertionError):
         oq.Dynamics(times=[0.0], states=[])
+
+
+def test_dynamics_given_one_array_equals_one_by_one(oq):
+    """``Dynamics(times, states)`` with states as one (n, d, d) array (how ``compute_dynamics`` hands over its
+    states) keeps them as they are: the same states as adding them one by one, a copy on every read, and later
+    ``add`` calls still inserted in time order; times out of order take the one-by-one path."""
+    rng = np.random.default_rng(3)
+    stacked = rng.normal(size=(5, 2, 2)) + 1j * rng.normal(size=(5, 2, 2))
+    times = [0.0, 0.1, 0.1, 0.3, 0.4]
+    whole, single = oq.Dynamics(times, stacked), oq.Dynamics()
+    for time, state in zip(times, stacked):
+        single.add(time, state)
+    np.testing.assert_array_equal(np.asarray(whole.states), np.asarray(single.states))
+    np.testing.assert_array_equal(np.asarray(whole.times), np.asarray(single.times))
+    assert whole.shape == (2, 2) and len(whole) == 5
+    read = np.array(whole.states)
+    read[0] = 0.0
+    np.testing.assert_array_equal(np.asarray(whole.states), stacked)
+    whole.add(0.2, np.eye(2))
+    single.add(0.2, np.eye(2))
+    np.testing.assert_array_equal(np.asarray(whole.states), np.asarray(single.states))
+    shuffled = oq.Dynamics([0.4, 0.0, 0.1, 0.3, 0.1], stacked)
+    np.testing.assert_allclose(np.asarray(shuffled.times), sorted(times))
+    np.testing.assert_array_equal(np.asarray(shuffled.states)[0], stacked[1])
+    with pytest.raises(AssertionError):
+        oq.Dynamics(["later"] * 5, stacked)
+    assert len(oq.Dynamics([], np.zeros((0, 2, 2)))) == 0
+
+
+def test_step_chunks_are_few_powers_of_two(oq):
+    """``compute_dynamics`` runs its steps as ``CHUNK_STEPS`` and then decreasing powers of two: contiguous, every
+    step once, and few distinct lengths (each one compiled program in ``oqupy_jax``) over all run lengths."""
+    setup = importlib.import_module(oq.__name__ + "._dynamics_setup")
+    lengths = set()
+    for num_steps in [0, 1, 2, 3, 63, 64, 70, 1023, 1024, 1100, 10_000]:
+        bounds = setup.chunks(num_steps)
+        assert [begin for begin, _ in bounds] == [0, *(end for _, end in bounds)][: len(bounds)]
+        assert (bounds[-1][1] if bounds else 0) == num_steps
+        sizes = [end - begin for begin, end in bounds]
+        assert all(size & (size - 1) == 0 and size <= setup.CHUNK_STEPS for size in sizes)
+        assert sizes == sorted(sizes, reverse=True)
+        lengths.update(sizes)
+    assert setup.chunks(10_000)[-3:] == [(9216, 9728), (9728, 9984), (9984, 10_000)]
+    assert len(lengths) <= setup.CHUNK_STEPS.bit_length()
 
 
 def test_base_api_names(oq):
