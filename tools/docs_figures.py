@@ -38,6 +38,7 @@ FIGURES = {
     "bath_dynamics.png": ("bath_dynamics.py", ()),
     "spin_chain.png": ("spin_chain.py", ()),
     "influence_coefficients.png": ("influence_coefficients.py", ()),
+    "pt_tempo_methods.png": ("pt_tempo_methods.py", ()),
 }
 
 

@@ -35,6 +35,11 @@ __runs_on__ = "device"
 __all__ = ["PtTempo", "pt_tempo_compute"]
 
 
+PT_TEMPO_METHODS = ("fast", "reference")
+"""``method`` of :class:`PtTempo`: ``"fast"`` builds in the real basis with sketched zip-up splits;
+``"reference"`` in the coupling's complex basis with a full SVD for every split (the construction before
+2026-12-07, kept to check the fast one against)."""
+
 NEGLIGIBLE_BOND = 1e-13
 """A bond index whose slice norm is below this fraction of the largest one carries nothing."""
 
@@ -82,6 +87,10 @@ class PtTempo(BaseAPIClass):
         Replace an existing ``process_tensor_file``.
     backend_config: dict
         Accepted for OQuPy compatibility; unused.
+    method: str
+        ``"fast"`` (default): every tensor real (:func:`oqupy._influences.conjugation_basis`), larger zip-up
+        splits sketched with an explicit residual (:func:`oqupy._mps.sketched_split`); same truncation bound.
+        ``"reference"``: the complex build with full SVDs.  Both are described in ``docs/process_tensor.md``.
     """
 
     def __init__(
@@ -96,8 +105,11 @@ class PtTempo(BaseAPIClass):
         backend_config: Optional[dict] = None,
         name: Optional[str] = None,
         description: Optional[str] = None,
+        method: str = "fast",
     ) -> None:
         super().__init__(name, description)
+        if method not in PT_TEMPO_METHODS:
+            raise ValueError(f"Argument 'method' must be one of {PT_TEMPO_METHODS}, not {method!r}.")
         assert isinstance(bath, Bath), "Argument 'bath' must be an oqupy.Bath object."
         assert isinstance(parameters, TempoParameters), (
             "Argument 'parameters' must be an oqupy.TempoParameters object."
@@ -120,13 +132,13 @@ class PtTempo(BaseAPIClass):
         self._backend_config = backend_config
         # always reduced to the coupling's classes; without ``unique`` weighted so that the result is the
         # unreduced one (same truncations), at the reduced cost
-        self._influences = Influences(bath, parameters, unique, weighted_classes=True, real=True)
+        self._influences = Influences(bath, parameters, unique, weighted_classes=True, real=method == "fast")
         # the process tensor's transforms into and out of the coupling eigenbasis (None: it is the basis)
         self._transform_in, self._transform_out = eigenbasis_transforms(bath)
         self._sites: list = []  # finished sites site[l, a, r], left-canonical
         self._legs: list = []  # the open legs leg[l, w, r] of the next times, orthogonality centre last
         self._step = 0
-        self._sketches = _pt_tempo_step.sketch_generator()
+        self._sketches = _pt_tempo_step.sketch_generator() if method == "fast" else None
         self._max_bond = 1
         self._process_tensor: Optional[BaseProcessTensor] = None
 
@@ -215,8 +227,12 @@ def pt_tempo_compute(
     progress_type: Optional[str] = None,
     name: Optional[str] = None,
     description: Optional[str] = None,
+    method: str = "fast",
 ) -> BaseProcessTensor:
-    """Shortcut: create a :class:`PtTempo` (guessing parameters if none are given) and return its process tensor."""
+    """Shortcut: create a :class:`PtTempo` (guessing parameters if none are given) and return its process tensor.
+
+    ``method``: ``"fast"`` (default) or ``"reference"``, as for :class:`PtTempo`.
+    """
     if parameters is None:
         assert tolerance is not None, "If 'parameters' is None then 'tolerance' must be given."
         parameters = guess_tempo_parameters(bath, start_time, end_time, None, tolerance)
@@ -231,5 +247,6 @@ def pt_tempo_compute(
         backend_config,
         name,
         description,
+        method,
     )
     return pt_tempo.get_process_tensor(progress_type)

@@ -532,8 +532,9 @@ def test_sketched_split_bounds_its_truncation_error(oq):
 
 
 def test_pt_tempo_sketched_splits_converge_like_full_svds(oq, monkeypatch):
-    """``PtTempo`` sketches its larger zip-up splits: against the same build with full SVDs only, <sigma_z>(t)
-    differs by far less than either's truncation error, and both converge in epsrel to the same limit."""
+    """``PtTempo`` sketches its larger zip-up splits (``method="fast"``, the default): against the reference
+    construction (complex, full SVDs), <sigma_z>(t) differs by far less than either's truncation error, and both
+    converge in epsrel to the same limit; an unknown method is a ValueError."""
     op = oq.operators
     step_module = oq._pt_tempo_step
     sketched_calls = []
@@ -570,3 +571,5 @@ def test_pt_tempo_sketched_splits_converge_like_full_svds(oq, monkeypatch):
         assert np.abs(sketched - full).max() < 0.2 * errors[epsrel]
         assert np.abs(sketched - reference).max() < 1.5 * errors[epsrel]
     assert errors[1e-9] < 0.3 * errors[1e-7]
+    with pytest.raises(ValueError, match="method"):
+        oq.PtTempo(bath, 0.0, 1.0, oq.TempoParameters(dt=0.05, epsrel=1e-7), method="exact")
