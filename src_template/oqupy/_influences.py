@@ -296,6 +296,7 @@ class Influences:
             return self.stack[dk - 1]
         if key not in self.tails:
             dt, dkmax = self.parameters.dt, self.parameters.dkmax
+            assert dkmax is not None  # a tail needs a memory cut-off (_tail_key)
             eta = self.correlations.tail_coefficient(dt, dkmax, key, subdiv_limit=self.limit)
             check_finite_coefficients(np.atleast_1d(eta), dt, dkmax)
             self.tails[key] = self._matrix(eta)
