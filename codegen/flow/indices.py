@@ -140,10 +140,10 @@ class Indices:
             return (
                 len(args) == 1 and isinstance(args[0], (cst.Name, cst.Attribute)) and _code(args[0]) == name
             )
-        return val.shape is not None and val.shape == current.shape
+        return val.shape is not None and val.shape == current.shape and "" not in val.shape
 
     def _in_bounds(self, expr: cst.BaseExpression, val: Val, length: Optional[str], state: State) -> bool:
-        if length is None:
+        if not length:  # None or "": an axis of unknown length
             return False
         literal = int(length) if length.lstrip("-").isdigit() else None
         if literal is None and length in state.names:

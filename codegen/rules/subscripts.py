@@ -5,6 +5,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen.rules.base import Example, Idiom, Invalid
+from codegen.rules.inplace import _checked
 from codegen.rules.refusal_base import _FlowRefusal
 
 
@@ -25,6 +26,41 @@ class IndexSafety(_FlowRefusal):
     Idiom: index with such a loop variable or literal; build the result without writes (``np.where``,
     ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.
     """
+
+    NEEDS = ("<subscript>",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.reads: list[dict] = []  # per enclosing function: id of a read -> its verdict (codegen.flow.reads)
+
+    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
+        self.reads.append({} if self.in_host else self.flow(node, cache=False).reads)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._enter(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.reads.pop()
+        return updated_node
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript):
+        verdict = self.reads[-1].get(id(original_node)) if self.reads else None
+        if verdict is None or not (verdict.checks or verdict.fill):
+            return updated_node
+        self.fire()
+        if verdict.checks:  # ``a[range(a.shape[0])[i]]``: IndexError where NumPy raises it
+            return _checked(updated_node, verdict.checks)
+        base = updated_node.value
+        if verdict.host:  # an array that may be NumPy's (made from an argument): ``.at`` needs a jax.Array
+            AddImportsVisitor.add_needed_import(self.ctx.codemod, "jax.numpy", asname="jnp")
+            base = cst.Call(func=cst.Attribute(cst.Name("jnp"), cst.Name("asarray")), args=[cst.Arg(base)])
+        at = cst.Subscript(value=cst.Attribute(value=base, attr=cst.Name("at")), slice=updated_node.slice)
+        eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        mode = cst.Arg(cst.SimpleString('"fill"'), keyword=cst.Name("mode"), equal=eq)
+        return cst.Call(func=cst.Attribute(value=at, attr=cst.Name("get")), args=[mode], lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     VALID = (
         Example(  # two rows per step: ``2 * i`` and ``2 * i + 1`` within ``2 * n``
@@ -377,6 +413,9 @@ class ChainedWrite(_FlowRefusal):
         )
 
     def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
+        return updated_node.with_changes(target=self._flat(original_node, updated_node.target))
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
         return updated_node.with_changes(target=self._flat(original_node, updated_node.target))
 
     IDIOMS = (
