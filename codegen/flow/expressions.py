@@ -243,7 +243,12 @@ class Expressions:
             self.unknown_reads.add(id(expr))
         if "array" not in base.kinds:
             kind = self._list_kind(base, state)
-            if kind is not None and len(vals) == 1 and vals[0] is not None and vals[0].kinds == frozenset({"num"}):
+            if (
+                kind is not None
+                and len(vals) == 1
+                and vals[0] is not None
+                and vals[0].kinds == frozenset({"num"})
+            ):
                 return num(kind, traced=base.traced)  # an element of a list of numbers built here
             if base.kinds <= {"num", "other"} and "unknown" not in base.kinds:
                 return UNKNOWN if "other" in base.kinds else num(None)

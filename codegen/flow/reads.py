@@ -35,7 +35,7 @@ PROVEN = Read()
 _UNKNOWN_AXIS = -(10**6)
 IDIOM = (
     "index with a slice, a `range` loop variable over the axis the array was created with, or a literal within a "
-    "literal shape; for an integer array, gather with `np.take(a, idx, axis=k, mode=\"clip\")` where clamping is "
+    'literal shape; for an integer array, gather with `np.take(a, idx, axis=k, mode="clip")` where clamping is '
     "meant (both packages clamp), or move the code into `@host`"
 )
 
@@ -89,12 +89,19 @@ class Reads:
                 if val.kinds <= {"array", "list"} and val.kinds and val.dtype == "b":
                     axis = _UNKNOWN_AXIS  # a mask: both packages check its shape
                     continue
+                length = base.shape[axis] if base.shape is not None and 0 <= axis < len(base.shape) else None
+                if self._literal_list_in_bounds(index, length, state):
+                    axis += 1
+                    continue
                 if val.kinds != frozenset({"num"}):
-                    what = "an integer array or list" if val.kinds <= {"array", "list"} else "an index of unknown kind"
+                    what = (
+                        "an integer array or list"
+                        if val.kinds <= {"array", "list"}
+                        else "an index of unknown kind"
+                    )
                     loud = loud or f"`{_code(index)}`, {what}"
                     axis = _UNKNOWN_AXIS
                     continue
-                length = base.shape[axis] if base.shape is not None and 0 <= axis < len(base.shape) else None
                 if not self._in_bounds(index, val, length, state):
                     if val.traced or element is None or axis < 0 or not _simple(expr.value):
                         loud = loud or f"`{_code(index)}`, an integer not provably within axis {max(axis, 0)}"
@@ -109,6 +116,20 @@ class Reads:
                 " only an inexact array can read NaN there instead)"
             )
         return Read(fill=True, host=not base.device)
+
+    def _literal_list_in_bounds(self, index: cst.BaseExpression, length: Optional[str], state: State) -> bool:
+        """``a[[0, -1]]``: a list display of integer literals, each within the axis."""
+        if not isinstance(index, cst.List) or not index.elements:
+            return False
+        for element in index.elements:
+            value = self._ev(element.value, state) if isinstance(element, cst.Element) else None
+            if (
+                value is None
+                or value.const is None
+                or not self._in_bounds(element.value, value, length, state)
+            ):
+                return False
+        return True
 
     def _at_get(self, call: cst.Call, state: State) -> Optional[Val]:
         """``a.at[...].get(...)`` (written by the JAX rewrite of a read): a new array read from ``a``."""
