@@ -80,6 +80,18 @@ class Expressions:
             val = state.names.get(expr.value)
             if val is not None and val.kinds == frozenset({"num"}) and val.dtype == "i":
                 return expr.value
+        if (  # ``n + 1``: ``"n+1"`` (a ``range(n)`` variable is within it)
+            isinstance(expr, cst.BinaryOperation)
+            and isinstance(expr.operator, cst.Add)
+            and isinstance(expr.right, cst.Integer)
+            and int(expr.right.value, 0) >= 0
+        ):
+            inner = self._length(expr.left, state)
+            if inner is not None and inner.isdigit():
+                return str(int(inner) + int(expr.right.value, 0))
+            if inner is not None and "*" not in inner and "+" not in inner:
+                return f"{inner}+{int(expr.right.value, 0)}"
+            return None
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
             factor, other = (
                 (expr.left, expr.right) if isinstance(expr.left, cst.Integer) else (expr.right, expr.left)
@@ -88,7 +100,7 @@ class Expressions:
             if inner is not None and int(factor.value, 0) > 0:  # ``2 * n``: ``"2*n"``
                 if inner.isdigit():
                     return str(int(factor.value, 0) * int(inner))
-                return f"{int(factor.value, 0)}*{inner}" if "*" not in inner else None
+                return f"{int(factor.value, 0)}*{inner}" if "*" not in inner and "+" not in inner else None
         return None
 
     def _shape_of(self, expr: Optional[cst.BaseExpression], state: State) -> Optional[tuple[str, ...]]:

@@ -150,8 +150,8 @@ class Indices:
             literal = state.names[length].low  # at least this long
         if val.const is not None and literal is not None:
             return -literal <= val.const < literal
-        if val.stop is not None and val.stop == length:
-            return True
+        if val.stop is not None and (val.stop == length or length.startswith(f"{val.stop}+")):
+            return True  # ``i`` in ``range(n)`` on an axis of length ``n`` or ``n + c``
         if (  # ``-n`` on an axis of length ``n >= 1``
             isinstance(expr, cst.UnaryOperation)
             and isinstance(expr.operator, cst.Minus)
