@@ -143,7 +143,9 @@ class _Facts(cst.CSTVisitor):
             self.facts.add("<method-statement>")
         elif isinstance(node, (cst.List, cst.ListComp)):
             self.facts.add("<list>")  # a list an index may read by
-        elif isinstance(node, (cst.Assign, cst.AugAssign)):
+        elif isinstance(node, cst.Subscript):
+            self.facts.add("<subscript>")  # a read index-safety may check
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, cst.Subscript):

@@ -62,7 +62,7 @@ class Calls:
                     self._new(call, dtype=out_kind, device=True), kinds=frozenset({"array", "num"})
                 )
             if not arrays:
-                return num(out_kind)
+                return num(out_kind, traced=any(a.traced for a in args))
             return self._new(
                 call, dtype=out_kind, shape=shape, contig=all(a.contig for a in arrays), device=True
             )
@@ -74,9 +74,13 @@ class Calls:
                 shape = None
                 if name in ("zeros", "ones", "empty", "full") and positional:
                     shape = self._shape_of(positional[0], state)
-                elif name in ("eye", "identity") and len(positional) == 1:
+                elif name in ("eye", "identity") and len(positional) == 1 and "M" not in keywords:
                     length = self._length(positional[0], state)
                     shape = (length, length) if length else None
+                elif name == "eye" and positional:  # ``np.eye(1, n)``: one row ("": a length not known)
+                    columns = positional[1] if len(positional) > 1 else keywords.get("M")
+                    rows = self._length(positional[0], state) or ""
+                    shape = (rows, self._length(columns, state) or "" if columns is not None else rows)
                 elif name == "arange" and len(positional) == 1:
                     stop = positional[0]
                     if isinstance(stop, cst.Float) and float(stop.value) >= 0:
@@ -95,10 +99,12 @@ class Calls:
                 return self._new(call, dtype=dtype or args[0].dtype, shape=args[0].shape, device=True)
             one = len(positional) == 1 and "axis" not in keywords and "keepdims" not in keywords
             if name in ("allclose", "array_equal") or name in ("any", "all", "count_nonzero") and one:
-                return num("b" if name != "count_nonzero" else "i")
+                return num("b" if name != "count_nonzero" else "i", traced=True)
             if name in SCALAR_REDUCTIONS and one and set(keywords) <= {"dtype"}:  # ``np.sum(x)``: a scalar
                 table, kind = SCALAR_REDUCTIONS[name], args[0].dtype
-                return num(dtype or (kinds_union(*(table[k] for k in kind)) if kind else None))
+                return num(dtype or (kinds_union(*(table[k] for k in kind)) if kind else None), traced=True)
+            if dtype is None and name == "indices":
+                dtype = "i"
             if dtype is None and name in _SAME_KIND_FUNCTIONS:  # a list counts with its elements' kind
                 dtype = promote(
                     *(a.dtype for a in args if a.kinds <= {"num", "array"} and a.kinds),
@@ -205,7 +211,7 @@ class Calls:
                     method in ("sum", "mean", "max", "min", "prod", "trace", "any", "all", "std", "var")
                     and not call.args
                 ):
-                    return num(receiver.dtype if method not in ("any", "all") else "b")
+                    return num(receiver.dtype if method not in ("any", "all") else "b", traced=True)
                 kind = (
                     receiver.dtype
                     if method not in ("argmax", "argmin", "argsort", "nonzero", "searchsorted")
@@ -240,8 +246,14 @@ class Calls:
                     ndim=1 if method == "ravel" else None,
                 )
             if method in ("tolist", "item"):
-                return num(receiver.dtype) if method == "item" else Val(frozenset({"list"}))
+                return num(receiver.dtype, traced=True) if method == "item" else Val(frozenset({"list"}))
             return replace(receiver, owned=False, shape=None, contig=False, origin=f"`.{method}()`")
+        if method in ("index", "count") and receiver.kinds <= {"list", "other"} and receiver.kinds:
+            if receiver.kinds != frozenset({"list"}):  # a tuple's, or an object's own method
+                for arg in args:
+                    self._escape(arg, state)
+                self._forget_attributes(state)
+            return num("i", low=0)  # a Python int (``tuple.index``, ``list.count``)
         if receiver.kinds <= {"list", "dict"} and receiver.kinds:
             if method not in _READING_LIST_METHODS:
                 self._list_changed(receiver, state)

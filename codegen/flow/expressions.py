@@ -50,6 +50,7 @@ class Expressions:
             frozenset({"list"}),
             obj=f"list@{start}",
             dtype=promote(*(v.dtype for v in kinds)) if numbers else None,
+            traced=any(v.traced for v in kinds),
         )
 
     def _site(self, node: cst.CSTNode) -> str:
@@ -79,6 +80,18 @@ class Expressions:
             val = state.names.get(expr.value)
             if val is not None and val.kinds == frozenset({"num"}) and val.dtype == "i":
                 return expr.value
+        if (  # ``n + 1``: ``"n+1"`` (a ``range(n)`` variable is within it)
+            isinstance(expr, cst.BinaryOperation)
+            and isinstance(expr.operator, cst.Add)
+            and isinstance(expr.right, cst.Integer)
+            and int(expr.right.value, 0) >= 0
+        ):
+            inner = self._length(expr.left, state)
+            if inner is not None and inner.isdigit():
+                return str(int(inner) + int(expr.right.value, 0))
+            if inner is not None and "*" not in inner and "+" not in inner:
+                return f"{inner}+{int(expr.right.value, 0)}"
+            return None
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
             factor, other = (
                 (expr.left, expr.right) if isinstance(expr.left, cst.Integer) else (expr.right, expr.left)
@@ -87,17 +100,15 @@ class Expressions:
             if inner is not None and int(factor.value, 0) > 0:  # ``2 * n``: ``"2*n"``
                 if inner.isdigit():
                     return str(int(factor.value, 0) * int(inner))
-                return f"{int(factor.value, 0)}*{inner}" if "*" not in inner else None
+                return f"{int(factor.value, 0)}*{inner}" if "*" not in inner and "+" not in inner else None
         return None
 
     def _shape_of(self, expr: Optional[cst.BaseExpression], state: State) -> Optional[tuple[str, ...]]:
         if expr is None:
             return None
-        if isinstance(expr, (cst.Tuple, cst.List)):
-            parts = [self._length(e.value, state) for e in expr.elements if isinstance(e, cst.Element)]
-            if len(parts) != len(expr.elements) or any(p is None for p in parts):
-                return None
-            return tuple(p for p in parts if p is not None)
+        if isinstance(expr, (cst.Tuple, cst.List)):  # "" for an axis of unknown length
+            parts = [self._length(e.value, state) or "" for e in expr.elements if isinstance(e, cst.Element)]
+            return tuple(parts) if len(parts) == len(expr.elements) else None
         length = self._length(expr, state)
         return (length,) if length is not None else None
 
@@ -181,7 +192,7 @@ class Expressions:
                     if operand.const is not None and isinstance(expr.operator, cst.Minus)
                     else None
                 )
-                return num(operand.dtype, const=const)
+                return num(operand.dtype, const=const, traced=operand.traced)
             return Val(frozenset({"unknown"}))
         if isinstance(expr, cst.Comparison):
             sides = [ev(expr.left, state)] + [ev(c.comparator, state) for c in expr.comparisons]
@@ -220,7 +231,7 @@ class Expressions:
         inner = state.copy()
         clause = expr.for_in
         while clause is not None:
-            self._bind(clause.target, self._iterate(clause.iter, inner), inner, expr)
+            self._bind_iteration(clause.target, clause.iter, inner, expr)
             for condition in clause.ifs:
                 self._ev(condition.test, inner)
             clause = clause.inner_for_in
@@ -239,7 +250,18 @@ class Expressions:
             return Val(frozenset({"other"}), index=base.index)  # one of the dict's index tuples
         if "array" in base.kinds:
             self.array_subscripts.add(id(expr))
+            self._read(expr, base, vals, state)
+        elif "unknown" in base.kinds and self.reporting:
+            self.unknown_reads.add(id(expr))
         if "array" not in base.kinds:
+            kind = self._list_kind(base, state)
+            if (
+                kind is not None
+                and len(vals) == 1
+                and vals[0] is not None
+                and vals[0].kinds == frozenset({"num"})
+            ):
+                return num(kind, traced=base.traced)  # an element of a list of numbers built here
             if base.kinds <= {"num", "other"} and "unknown" not in base.kinds:
                 return UNKNOWN if "other" in base.kinds else num(None)
             return UNKNOWN
@@ -253,7 +275,7 @@ class Expressions:
             return self._new(expr, dtype=base.dtype, device=base.device)
         ints = sum(v is not None and v.kinds == frozenset({"num"}) for v in vals)
         if base.shape is not None and ints == len(vals) == len(base.shape):
-            return num(base.dtype)
+            return num(base.dtype, traced=True)  # an element: a JAX scalar in oqupy_jax
         partial = base.shape is not None and ints < len(base.shape) and len(vals) == ints
         return Val(
             frozenset({"array"}) if any(v is None for v in vals) or partial else frozenset({"array", "num"}),
@@ -329,6 +351,9 @@ class Expressions:
 
     def _call(self, call: cst.Call, state: State) -> Val:
         func = call.func
+        read = self._at_get(call, state)
+        if read is not None:
+            return read
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             held = state.names.get(func.value.value)
             if held is not None and held.index is not None and func.attr.value in STORING_METHODS:
@@ -369,7 +394,9 @@ class Expressions:
                 kind = args[0].dtype if args[0].kinds == frozenset({"num"}) else None
             if qualified in ("builtins.str", "builtins.repr"):
                 return TEXT
-            return num(kind) if qualified != "builtins.print" else OTHER
+            # ``int(t)`` / ``len(t)`` of a tracer fail while tracing: their results are Python ints
+            traced = qualified not in ("builtins.int", "builtins.len") and any(a.traced for a in args)
+            return num(kind, traced=traced) if qualified != "builtins.print" else OTHER
         if qualified is not None and qualified.startswith("numpy."):
             return self._numpy(call, qualified, args, arrays, state)
         if qualified in ("math.sqrt", "math.exp", "math.log", "math.cos", "math.sin"):

@@ -140,18 +140,18 @@ class Indices:
             return (
                 len(args) == 1 and isinstance(args[0], (cst.Name, cst.Attribute)) and _code(args[0]) == name
             )
-        return val.shape is not None and val.shape == current.shape
+        return val.shape is not None and val.shape == current.shape and "" not in val.shape
 
     def _in_bounds(self, expr: cst.BaseExpression, val: Val, length: Optional[str], state: State) -> bool:
-        if length is None:
+        if not length:  # None or "": an axis of unknown length
             return False
         literal = int(length) if length.lstrip("-").isdigit() else None
         if literal is None and length in state.names:
             literal = state.names[length].low  # at least this long
         if val.const is not None and literal is not None:
             return -literal <= val.const < literal
-        if val.stop is not None and val.stop == length:
-            return True
+        if val.stop is not None and (val.stop == length or length.startswith(f"{val.stop}+")):
+            return True  # ``i`` in ``range(n)`` on an axis of length ``n`` or ``n + c``
         if (  # ``-n`` on an axis of length ``n >= 1``
             isinstance(expr, cst.UnaryOperation)
             and isinstance(expr.operator, cst.Minus)

@@ -9,6 +9,7 @@ from codegen.flow.calls import Calls
 from codegen.flow.expressions import Expressions
 from codegen.flow.indices import Indices
 from codegen.flow.numpy_model import _CONTAINER_ANNOTATIONS, _SCALAR_ANNOTATIONS, _code
+from codegen.flow.reads import Read, Reads
 from codegen.flow.skeleton import Skeleton, _del_targets, _names_in, _pairwise, _refine
 from codegen.flow.values import OTHER, UNKNOWN, Finding, State, Val, join, join_states, num, same_state
 from codegen.flow.writes import Writes
@@ -16,7 +17,7 @@ from codegen.flow.writes import Writes
 # -- the analysis --------------------------------------------------------------------------------------------
 
 
-class FunctionFlow(Writes, Indices, Calls, Expressions):
+class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
     """Abstract interpretation of one function body, or of a module's top-level statements.
 
     ``qname`` resolves qualified names (libcst metadata), ``is_array`` tells array annotations, ``backend``
@@ -80,6 +81,10 @@ class FunctionFlow(Writes, Indices, Calls, Expressions):
         self.rewritten_methods: dict[int, str] = {}
         #: ids of the index expressions that are lists of integers: read ``x[jnp.asarray(idx)]`` in oqupy_jax
         self.list_indices: set[int] = set()
+        #: ids of the reads ``a[...]`` by integer indices not proven in bounds -> their verdict (see ``reads``)
+        self.reads: dict[int, Read] = {}
+        self.unknown_reads: set[int] = set()
+        self.write_targets: set[int] = set()  # subscripts evaluated as the target of ``a[i] += v``: no reads
         self.synthetic: dict[
             int, cst.CSTNode
         ] = {}  # a flattened subscript -> the template's  # a literal tuple's element values (tuple indices)
@@ -146,7 +151,7 @@ class FunctionFlow(Writes, Indices, Calls, Expressions):
         base = expr.value if isinstance(expr, cst.Subscript) else expr
         qualified = self.qname(base) or ""
         if qualified in _SCALAR_ANNOTATIONS:
-            return num(_SCALAR_ANNOTATIONS[qualified])
+            return num(_SCALAR_ANNOTATIONS[qualified], traced=name in self.traced)
         if qualified in _CONTAINER_ANNOTATIONS:
             return Val(frozenset({_CONTAINER_ANNOTATIONS[qualified]}), buf, text=qualified == "builtins.str")
         if isinstance(expr, cst.SimpleString) or qualified in (
@@ -270,12 +275,31 @@ class FunctionFlow(Writes, Indices, Calls, Expressions):
         self.loops.append(node)
         self.jumps.append({"break": None, "continue": None})
         if isinstance(node, cst.For):
-            self._bind(node.target, self._iterate(node.iter, state), state, node)
+            self._bind_iteration(node.target, node.iter, state, node)
         else:
             self.ev(node.test, state)
         out = self._block(node.body, state)
         self.loops.pop()
         return out, self.jumps.pop()
+
+    def _bind_iteration(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: State, node: cst.CSTNode
+    ) -> None:
+        """``for target in iterable``; ``for k, item in enumerate(x)`` counts ``k`` as a Python int."""
+        if (
+            isinstance(iterable, cst.Call)
+            and self.qname(iterable.func) == "builtins.enumerate"
+            and len(iterable.args) == 1
+            and iterable.args[0].keyword is None
+            and not iterable.args[0].star
+            and isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == 2
+            and not any(isinstance(e, cst.StarredElement) for e in target.elements)
+        ):
+            self._bind(target.elements[0].value, num("i", low=0), state, node)
+            self._bind(target.elements[1].value, self._iterate(iterable.args[0].value, state), state, node)
+            return
+        self._bind(target, self._iterate(iterable, state), state, node)
 
     def _iterate(self, expr: cst.BaseExpression, state: State) -> Val:
         if isinstance(expr, cst.Call) and self.qname(expr.func) == "builtins.range":
@@ -293,7 +317,7 @@ class FunctionFlow(Writes, Indices, Calls, Expressions):
             return Val(frozenset({"array", "num"}), value.bufs, origin="a loop over an array")
         kind = self._list_kind(value, state)
         if kind is not None:  # a list of numbers: its elements are numbers, the list stays this function's
-            return num(kind)
+            return num(kind, traced=value.traced)
         self._escape(value, state)
         return UNKNOWN
 

@@ -16,7 +16,7 @@ class Val:
     bufs: frozenset[str] = frozenset()
     owned: bool = False
     contig: bool = False
-    shape: Optional[tuple[str, ...]] = None
+    shape: Optional[tuple[str, ...]] = None  # the axes' lengths: literals, never rebound names, "" if unknown
     dtype: Optional[str] = None  # the element kinds it may have: "b", "i", "f", "c" or several ("fc")
     stop: Optional[str] = None  # an int known to lie in [0, stop)
     const: Optional[int] = None  # an int known exactly
@@ -30,6 +30,7 @@ class Val:
     )
     ndim: Optional[int] = None  # the number of axes, when known without the shape
     text: bool = False  # a ``str`` (never a NumPy or JAX array, and as an index never an array's element)
+    traced: bool = False  # a number that may be a JAX scalar under tracing (a kernel's argument, an element)
 
     @property
     def maybe_array(self) -> bool:
@@ -65,6 +66,7 @@ def join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
         a.obj if a.obj == b.obj else "",
         a.ndim if a.ndim == b.ndim else None,
         a.text and b.text,
+        a.traced or b.traced,
     )
 
 
@@ -140,7 +142,7 @@ def _arith(left: Val, right: Val, op: str, fresh: Optional[Val] = None) -> Val:
                 "-": left.const - right.const,
                 "*": left.const * right.const,
             }[op]
-        return num(_result_kind(op, left.dtype, right.dtype), const=const)
+        return num(_result_kind(op, left.dtype, right.dtype), const=const, traced=left.traced or right.traced)
     if left.kinds <= {"list"} and right.kinds <= {"list"} and op == "+":
         return Val(frozenset({"list"}), left.bufs | right.bufs)
     return Val(frozenset({"unknown"}), left.bufs | right.bufs if op in ("+", "*") else frozenset())

@@ -343,6 +343,10 @@ class Writes:
         value = self.ev(node.value, state)
         target = node.target
         if isinstance(target, cst.Subscript):
+            inner: cst.BaseExpression = target
+            while isinstance(inner, cst.Subscript):  # read and written as one: the write's index is checked
+                self.write_targets.add(id(inner))
+                inner = inner.value
             self.ev(target, state)
             self._subscript_write(target, op, node.value, value, state, node)
             return
@@ -399,7 +403,9 @@ class Writes:
             return
         if op == "@":
             reason = "`@=` (the result's shape may differ)"
-        elif "array" in value.kinds and (value.shape is None or value.shape != current.shape):
+        elif "array" in value.kinds and (
+            value.shape is None or value.shape != current.shape or "" in value.shape
+        ):
             reason = (
                 "an array operand of unproven shape (NumPy refuses to change the shape in place, JAX rebinds)"
             )

@@ -137,7 +137,7 @@ class InplaceUpdate(Rule):
                     for i in range(n):
                         self.values = self.values.at[i].set(2.0 * i)
                         self.values = self.values.at[n - 1 - i].add(1.0)
-                    self.cache["first"] = self.values[0]
+                    self.cache["first"] = self.values[range(self.values.shape[0])[0]]
             """,
         ),
     )

@@ -101,7 +101,7 @@ class DtypeSafety(_FlowRefusal):
                 y = jnp.asarray(y).at[range(y.shape[0])[0]].set(0.5)
                 y += 1
                 a = jnp.zeros(2, dtype=DTYPE)
-                a = a.at[1].set(x[0])
+                a = a.at[1].set(x[range(x.shape[0])[0]])
                 return y, a
             """,
         ),

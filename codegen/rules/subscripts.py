@@ -1,15 +1,17 @@
-"""Subscripts: writes whose index is not provably in bounds and free of duplicates are refused, a Python list of
-integers used as an index is read through an array in ``oqupy_jax``, and ``a[i][j] = v`` is written ``a[i, j] = v``."""
+"""Subscripts: writes whose index is not provably in bounds and free of duplicates are refused, reads not
+provably in bounds are checked or NaN-filled (or refused), and a Python list of integers used as an index is
+read through an array in ``oqupy_jax`` (chained writes: :mod:`codegen.rules.chained`)."""
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codegen.rules.base import Example, Idiom, Invalid
+from codegen.rules.inplace import _checked
 from codegen.rules.refusal_base import _FlowRefusal
 
 
 class IndexSafety(_FlowRefusal):
-    """Refuse writes whose index is not provably in bounds and free of duplicates.
+    """Refuse writes whose index is not provably in bounds and free of duplicates; make unprovable reads loud.
 
     JAX drops out-of-bounds ``.at[]`` updates (NumPy raises ``IndexError``), and with repeated integer-array
     indices ``.at[].add`` accumulates where NumPy applies once.  Proven: slices, ``...``, ``None``; a literal
@@ -22,9 +24,71 @@ class IndexSafety(_FlowRefusal):
     (``a.at[range(a.shape[0])[0]]``: the shape is static under ``jax.jit``, so it raises ``IndexError`` as NumPy
     does).  Everything else is refused.
 
+    Reads: out of bounds, NumPy raises ``IndexError`` and JAX clamps the index (``jnp.arange(3.0)[5]`` is
+    ``2.0``, also for a Python int, also outside ``jax.jit``): a silent wrong value.  So every read of what
+    is known to be an array (``a[...]`` outside ``@host``) goes through the same prover.  Proven reads stay as
+    written (slices, ``...``, ``None``, masks, a literal or a list display of literals within a known axis length
+    (``np.eye(1, n)[0]``: axis 0 has length 1), a ``range`` loop variable over the axis the array was created
+    with).  An unproven integer that is a Python int (a literal, a ``range`` or ``enumerate`` counter,
+    ``tuple.index``, an ``int`` argument outside kernels) on a known axis of a name is checked against the
+    static shape, ``a[range(a.shape[0])[i]]``: exactly NumPy's ``IndexError``, at trace time under ``jax.jit``,
+    at no run-time cost.  Anything else (a traced integer such as a kernel's argument or an array's element, an
+    integer array or list, an index of unknown kind, an axis after ``...``) cannot be checked while tracing and
+    reads ``a.at[...].get(mode="fill")``: JAX's modes for ``get`` are ``promise_in_bounds`` (the default, which
+    clamps), ``clip`` (clamps), ``drop`` / ``fill`` (out-of-bounds elements read ``fill_value``, by default NaN
+    for inexact dtypes, the most negative integer for signed ones, ``True`` for booleans); there is no raising
+    mode.  NaN is loud (it reaches every result it touches); the integer fill value is not, so a read that needs
+    ``fill`` from an array known to be integer or boolean is refused, and one from an array of unknown dtype (an
+    ``np.ndarray`` argument) is NaN-filled only when it is inexact at run time.  Values of unknown kind (an
+    unannotated argument, an attribute, a container's element) may be lists or tuples and are read as written.
+
     Idiom: index with such a loop variable or literal; build the result without writes (``np.where``,
-    ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.
+    ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.  For reads: declare a kernel's
+    integer argument static, index by a ``range`` variable, or clamp explicitly (``np.take(a, i, mode="clip")``,
+    the same in both packages).
     """
+
+    NEEDS = ("<subscript>",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.reads: list[
+            dict
+        ] = []  # per enclosing function: id of a read -> its verdict (codegen.flow.reads)
+
+    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
+        self.reads.append({} if self.in_host else self.flow(node, cache=False).reads)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._enter(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.reads.pop()
+        return updated_node
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript):
+        verdict = self.reads[-1].get(id(original_node)) if self.reads else None
+        if verdict is None or not (verdict.checks or verdict.fill):
+            return updated_node
+        self.fire()
+        if verdict.checks:  # ``a[range(a.shape[0])[i]]``: IndexError where NumPy raises it
+            return _checked(updated_node, verdict.checks)
+        base = updated_node.value
+        if verdict.host:  # an array that may be NumPy's (made from an argument): ``.at`` needs a jax.Array
+            AddImportsVisitor.add_needed_import(self.ctx.codemod, "jax.numpy", asname="jnp")
+            base = cst.Call(func=cst.Attribute(cst.Name("jnp"), cst.Name("asarray")), args=[cst.Arg(base)])
+        at = cst.Subscript(value=cst.Attribute(value=base, attr=cst.Name("at")), slice=updated_node.slice)
+        eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        mode = cst.Arg(cst.SimpleString('"fill"'), keyword=cst.Name("mode"), equal=eq)
+        return cst.Call(
+            func=cst.Attribute(value=at, attr=cst.Name("get")),
+            args=[mode],
+            lpar=updated_node.lpar,
+            rpar=updated_node.rpar,
+        )
 
     VALID = (
         Example(  # two rows per step: ``2 * i`` and ``2 * i + 1`` within ``2 * n``
@@ -49,9 +113,50 @@ class IndexSafety(_FlowRefusal):
                 out = jnp.zeros((2 * n, 3), dtype=jnp.complex128)
                 for i in range(0, n):
                     for j in range(3):
-                        out = out.at[2 * i, j].set(values[i])
-                        out = out.at[2 * i + 1, j].set(values[i] + 1.0)
+                        out = out.at[2 * i, j].set(values[range(values.shape[0])[i]])
+                        out = out.at[2 * i + 1, j].set(values[range(values.shape[0])[i]] + 1.0)
                 return out
+            """,
+        ),
+        Example(  # reads: proven, checked against the static shape (Python ints), NaN-filled (inexact arrays)
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            def reads(x: np.ndarray, n: int, k: int):
+                grid = np.arange(4.0)
+                table = np.zeros((3, n))
+                total = grid[3] + grid[-4] + grid[1:3].sum() + grid[[0, -1]].sum()
+                for i in range(n):
+                    total = total + table[2, i]
+                return total + x[0] + x[k] + np.eye(1, n)[0]
+
+
+            @kernel
+            def pick(x: np.ndarray, values: np.ndarray, k: int):
+                scaled = values * 1.0
+                return scaled[k], x[0]
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+
+            def reads(x: jax.Array, n: int, k: int):
+                grid = jnp.arange(4.0)
+                table = jnp.zeros((3, n))
+                total = grid[3] + grid[-4] + grid[1:3].sum() + grid[jnp.asarray([0, -1])].sum()
+                for i in range(n):
+                    total = total + table[2, i]
+                return total + x[range(x.shape[0])[0]] + x[range(x.shape[0])[k]] + jnp.eye(1, n)[0]
+
+
+            @jax.jit
+            def pick(x: jax.Array, values: jax.Array, k: int):
+                scaled = values * 1.0
+                return scaled.at[k].get(mode="fill"), x[range(x.shape[0])[0]]
             """,
         ),
         Example(
@@ -66,7 +171,7 @@ class IndexSafety(_FlowRefusal):
                 table[(0, -2)] = 1.0
                 regions = {"head": (slice(0, 2), 1)}
                 table[regions["head"]] += r
-                return vector, table
+                return vector, table, vector[size - 1]
             """,
             jax="""
             import jax.numpy as jnp
@@ -79,11 +184,35 @@ class IndexSafety(_FlowRefusal):
                 table = table.at[(0, -2)].set(1.0)
                 regions = {"head": (slice(0, 2), 1)}
                 table = table.at[regions["head"]].add(r)
-                return vector, table
+                return vector, table, vector[range(vector.shape[0])[size - 1]]
             """,
         ),
     )
     IDIOMS = (
+        Idiom(  # a static argument is a Python int: checked against the static shape
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x: np.ndarray, k: int):
+                steps = np.arange(4)
+                return steps[k] * x
+            """,
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel(static=("k",))
+            def f(x: np.ndarray, k: int):
+                steps = np.arange(4)
+                return steps[k] * x
+            """,
+        ),
         Idiom(
             """
             import numpy as np
@@ -154,6 +283,30 @@ class IndexSafety(_FlowRefusal):
             """,
             "integer array or list",
         ),
+        Invalid(  # a traced index into an integer array: JAX would clamp it, and its fill value is a number
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x: np.ndarray, k: int):
+                steps = np.arange(4)
+                return steps[k] * x
+            """,
+            "read `steps[k]` with `k`, an integer not provably within axis 0, on a `i` array",
+        ),
+        Invalid(  # a gather from an integer array
+            """
+            import numpy as np
+
+
+            def f(idx: np.ndarray):
+                return np.arange(4)[idx]
+            """,
+            "`idx`, an integer array or list, on a `i` array",
+        ),
         Invalid(  # ``2 * i + 2`` reaches ``2 * n`` at the last step
             """
             import numpy as np
@@ -221,7 +374,8 @@ class ListIndex(_FlowRefusal):
 
 
             def samples(x: np.ndarray, n: int):
-                ends = x[[0, -1]]
+                grid = np.arange(4.0)
+                ends = grid[[0, -1]]
                 idx = [0, 2]
                 pairs = x[idx, 1]
                 every_third = x[[3 * i for i in range(n)]]
@@ -232,7 +386,8 @@ class ListIndex(_FlowRefusal):
 
 
             def samples(x: np.ndarray, n: int):
-                ends = x[[0, -1]]
+                grid = np.arange(4.0)
+                ends = grid[[0, -1]]
                 idx = [0, 2]
                 pairs = x[idx, 1]
                 every_third = x[[3 * i for i in range(n)]]
@@ -244,10 +399,11 @@ class ListIndex(_FlowRefusal):
 
 
             def samples(x: jax.Array, n: int):
-                ends = x[jnp.asarray([0, -1])]
+                grid = jnp.arange(4.0)
+                ends = grid[jnp.asarray([0, -1])]
                 idx = [0, 2]
-                pairs = x[jnp.asarray(idx), 1]
-                every_third = x[jnp.asarray([3 * i for i in range(n)])]
+                pairs = jnp.asarray(x).at[jnp.asarray(idx), 1].get(mode="fill")
+                every_third = jnp.asarray(x).at[jnp.asarray([3 * i for i in range(n)])].get(mode="fill")
                 return ends, pairs, every_third
             """,
         ),
@@ -303,129 +459,5 @@ class ListIndex(_FlowRefusal):
             def f(x: np.ndarray, idx: list):
                 return x[np.asarray(idx, dtype=int)]
             """,
-        ),
-    )
-
-
-class ChainedWrite(_FlowRefusal):
-    """Write ``a[i][j] = v`` as ``a[i, j] = v`` when every inner index is an integer (``a[i]`` is then a view of
-    ``a``, so the two mean the same in NumPy); refuse other chained subscript writes (``a[1:3][0] = v``,
-    ``a[idx][0] = v``), ``a[i] = b[j] = v``, ``del a[i]`` on arrays and subscripts in tuple targets
-    (``a[0], a[1] = a[1], a[0]``: NumPy assigns one after the other, through views)."""
-
-    NEEDS = ("<chained-write>",)
-    MAY_BE_IDLE = True
-    VALID = (
-        Example(
-            """
-            import numpy as np
-
-
-            def f(v: float):
-                a = np.zeros((2, 3))
-                a[1][-1] = v
-                a[0][1] += 2.0
-                return a
-            """,
-            jax="""
-            import jax.numpy as jnp
-
-
-            def f(v: float):
-                a = jnp.zeros((2, 3))
-                a = a.at[1, -1].set(v)
-                a = a.at[0, 1].add(2.0)
-                return a
-            """,
-        ),
-    )
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.flat: list[set[int]] = []
-
-    def _enter(self, node: cst.Module | cst.FunctionDef) -> None:
-        self.flat.append(set() if self.in_host else self.flow(node, cache=False).flattened)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._enter(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._enter(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
-        self.flat.pop()
-        return updated_node
-
-    def _flat(self, original: cst.CSTNode, target: cst.BaseExpression) -> cst.BaseExpression:
-        if id(original) not in self.flat[-1] or not isinstance(target, cst.Subscript):
-            return target
-        inner: list[cst.SubscriptElement] = []
-        base = target.value
-        while isinstance(base, cst.Subscript):
-            inner = [*base.slice, *inner]
-            base = base.value
-        self.fire()
-        return target.with_changes(value=base, slice=[*inner, *target.slice])
-
-    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        if len(updated_node.targets) != 1:
-            return updated_node
-        target = updated_node.targets[0]
-        return updated_node.with_changes(
-            targets=[target.with_changes(target=self._flat(original_node, target.target))]
-        )
-
-    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
-        return updated_node.with_changes(target=self._flat(original_node, updated_node.target))
-
-    IDIOMS = (
-        Idiom(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.arange(4.0)
-                a[0], a[1] = a[1], a[0]
-                return a
-            """,
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.arange(4.0)
-                first, second = a[1], a[0]
-                a[0] = first
-                a[1] = second
-                return a
-            """,
-        ),
-    )
-    INVALID = (
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros((2, 2))
-                a[0:1][0] = 1.0
-                return a
-            """,
-            "chained",
-        ),
-        Invalid(
-            """
-            import numpy as np
-
-
-            def f():
-                a = np.zeros(2)
-                del a[0]
-                return a
-            """,
-            "`del`",
         ),
     )

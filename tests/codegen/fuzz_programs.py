@@ -95,6 +95,8 @@ INDICES = (
 LOOP_INDICES = ("i", "-1 - i", "n - 1 - i", "i + 1")
 VALUES = ("1.0", "2", "0.5", "1j", "n", "-3", "{o}", "{o}[0]", "2.0 * {o}")
 OPERATORS = ("=", "+=", "-=", "*=", "/=", "**=", "//=", "@=")
+#: reads (issue 32): out of bounds NumPy raises, JAX clamps unless the translation checks or NaN-fills
+READ_INDICES = ("0", "3", "-1", "4", "-5", "n", "n - 1", "j", "1:3", "k[0]", "k[2]", "k", "[0, 3]", "[1, 4]")
 
 # A *careful* program (half of them) is written the way the template is meant to be: writes into local arrays
 # created in the function with a literal shape, indices within that shape, values of a fitting dtype, few of
@@ -143,7 +145,9 @@ class _Gen:
         return self.pick(params)
 
     def statement(self, budget: int) -> None:
-        kinds = ["create"] * 3 + ["view"] * 3 + ["write"] * 6 + ["aug-name"] * 2 + ["index-name"]
+        kinds = (
+            ["create"] * 3 + ["view"] * 3 + ["write"] * 6 + ["aug-name"] * 2 + ["index-name"] + ["read"] * 2
+        )
         if budget > 1 and self.depth < 2:
             kinds += ["if", "if", "for", "for", "try"]
         if self.careful and self.draw(st.integers(0, 7)) == 0:
@@ -197,6 +201,15 @@ class _Gen:
         target = self.local_array()
         operator = self.pick(CAREFUL_OPERATORS if self.careful else OPERATORS[:-1])
         self.emit(f"{target}[{self._index()}] {operator} {self._value()}")
+
+    def _read(self, budget: int) -> None:
+        index = self.pick(READ_INDICES + (("i", "i + 1", "3 - i") if self.loop else ()))
+        if index == "j" and not any(line.strip().startswith("j =") for line in self.lines):
+            index = "1"
+        self.emit(
+            f"r = r + ({self.pick((*self.arrays, 'x', 'k', 'm') if self.arrays else ('x', 'k'))}[{index}],)"
+        )
+        self.reads = True
 
     def _aug_name(self, budget: int) -> None:
         operators = CAREFUL_OPERATORS[2:] if self.careful else OPERATORS[1:]
@@ -268,11 +281,14 @@ def programs(draw) -> str:
     kernel = draw(st.integers(0, 5)) == 0
     gen = _Gen(draw, kernel, careful=not draw(st.booleans()))  # the simplest draws are careful
     gen.extra_returns = set()
+    gen.reads = False
+    gen.lines.append("    r = ()")
     gen._create(3)
     for _ in range(draw(st.integers(1, 6))):
         gen.statement(3)
     names = [n for n in gen.arrays if draw(st.booleans())] or gen.arrays[:1] or ["x"]
     names += sorted(gen.extra_returns) if not kernel else []
+    names += ["r"] if gen.reads else []
     header = ["import numpy as np", ""]
     if kernel:
         header = ["import numpy as np", "", "from oqupy._codegen import kernel", "", ""]
@@ -289,7 +305,9 @@ def programs(draw) -> str:
 
 @dataclass
 class Outcome:
-    kind: str  # "refused", "agree", "silent", "loud"
+    kind: (
+        str  # "refused", "agree", "nan" (NumPy raised IndexError, a NaN-filled read in JAX), "silent", "loud"
+    )
     rules: tuple[str, ...] = ()
     detail: str = ""
 
@@ -407,6 +425,8 @@ def judge(source: str) -> Outcome:
             )
         (result, args) = template
         for name, (other, other_args) in runs.items():
+            if _filled(result, other, outputs["jax"] if "jax(" in name else ""):
+                return Outcome("nan", detail=f"n={n}: template raises IndexError, {name} reads NaN")
             if result[0] != other[0]:
                 return Outcome(
                     "loud",
@@ -424,6 +444,18 @@ def judge(source: str) -> Outcome:
                     "silent", detail=f"n={n}: the caller's inputs differ after the call: template vs {name}"
                 )
     return Outcome("agree")
+
+
+def _filled(template: Any, other: Any, source: str) -> bool:
+    """The loud translation of an unprovable read (``.at[...].get(mode="fill")``, issue 32): where NumPy raises
+    ``IndexError``, JAX reads NaN, which reaches the result."""
+    if template != ("raise", "IndexError") or other[0] != "ok" or 'mode="fill"' not in source:
+        return False
+    leaves = other[1] if isinstance(other[1], list) else [other[1]]
+    flat = [np.asarray(leaf) for leaf in leaves if not isinstance(leaf, (list, dict))]
+    return any(leaf.dtype.kind in "fc" and bool(np.isnan(leaf).any()) for leaf in flat) or any(
+        _filled(template, ("ok", leaf), source) for leaf in leaves if isinstance(leaf, list)
+    )
 
 
 def _short(result: Any) -> str:

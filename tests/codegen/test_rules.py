@@ -152,3 +152,28 @@ def test_comprehension_conditions_are_analysed():
         output, ctx = run(template, backend)
         assert output is not None, [str(d) for d in ctx.diagnostics]
         assert "if a != axis" in output
+
+
+def test_every_finding_of_the_flow_analysis_has_a_rule_that_reports_it():
+    """Every rule name ``codegen/flow`` files findings under is a rule that reports them in functions and at module
+    level (issue 32: a donated buffer reused at module level was filed under a name no rule printed)."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    filed = set()
+    for path in Path("codegen/flow").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", "") == "report"
+                and len(node.args) > 1
+            ):
+                if isinstance(node.args[1], ast.Constant):
+                    filed.add(node.args[1].value)
+    rules = {rule.NAME: rule for rule in RULES}
+    assert filed and filed <= set(rules), filed - set(rules)
+    for name in filed:
+        for hook in ("check_Module", "check_FunctionDef"):
+            source = inspect.getsource(getattr(rules[name], hook))
+            assert "report_findings" in source or "_report_flow" in source, (name, hook)

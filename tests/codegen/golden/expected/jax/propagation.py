@@ -24,7 +24,9 @@ def propagate(state: jax.Array, propagators: jax.Array, num_steps: int) -> jax.A
     states = jnp.zeros((num_steps + 1, state.shape[0]), dtype=jnp.complex128)
     states = states.at[:1].set(state)
     for step in range(num_steps):
-        states = states.at[step + 1 : step + 2, :].set(propagators[step] @ states[step])
+        states = states.at[step + 1 : step + 2, :].set(
+            propagators[range(propagators.shape[0])[step]] @ states[step]
+        )
     states = states.at[:, :1].multiply(1.0)
     return states.astype(config.NpDtype)
 
