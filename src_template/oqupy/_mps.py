@@ -58,13 +58,14 @@ def kept_rank(values: np.ndarray, epsrel: float) -> np.ndarray:
     ``s_k < s_{k-1} (1 - DEGENERACY_RTOL)``), found with a mask instead of a loop, so no value leaves the device.
     """
     size = values.shape[0]
+    largest = np.max(values)  # s_0: singular values come sorted, largest first
     discarded = np.sqrt(np.cumsum((values**2)[::-1])[::-1])
-    rank = np.maximum(np.count_nonzero(discarded > epsrel * values[0]), 1)
+    rank = np.maximum(np.count_nonzero(discarded > epsrel * largest), 1)
     index = np.arange(size)
     previous = np.concatenate([values[:1], values[:-1]])
     joins = (index > 0) & (values > 0.0) & (values >= previous * (1.0 - DEGENERACY_RTOL))
     extended = np.min(np.where((index >= rank) & ~joins, index, size))
-    return np.where(values[0] == 0.0, 1, extended)
+    return np.where(largest == 0.0, 1, extended)
 
 
 def stored(exact: int, capacity: int) -> int:
