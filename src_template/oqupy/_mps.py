@@ -129,10 +129,17 @@ def split(
     """
     left, values, right = lapack_svd(matrix)
     rank = truncation_rank(values, epsrel)
-    left, values, right = left[:, :rank], values[:rank], right[:rank]
+    return _factors(left[:, :rank], values[:rank], right[:rank], weights_left)
+
+
+@host
+def _factors(
+    left: np.ndarray, values: np.ndarray, right: np.ndarray, weights_left: bool
+) -> Tuple[np.ndarray, np.ndarray, int]:
+    """``(left, right, rank)`` of a truncated SVD, the singular values moved into one factor (see :func:`split`)."""
     if weights_left:
-        return left * values[None, :], right, rank
-    return left, values[:, None] * right, rank
+        return left * values[None, :], right, values.shape[0]
+    return left, values[:, None] * right, values.shape[0]
 
 
 SKETCH_OVERSAMPLING = 10
@@ -165,10 +172,7 @@ def sketched_split(
     rank = truncation_rank(values, epsrel, residual)
     if residual > 0.5 * epsrel * values[0] or rank > size - SKETCH_OVERSAMPLING // 2:
         return split(matrix, epsrel, weights_left)
-    left, values, right = basis @ left[:, :rank], values[:rank], right[:rank]
-    if weights_left:
-        return left * values[None, :], right, rank
-    return left, values[:, None] * right, rank
+    return _factors(basis @ left[:, :rank], values[:rank], right[:rank], weights_left)
 
 
 @kernel
