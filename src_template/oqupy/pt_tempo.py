@@ -158,17 +158,29 @@ class PtTempo(BaseAPIClass):
         return self._max_bond
 
     def compute(self, progress_type: Optional[str] = None) -> None:
-        """Compute every step (resumes where an earlier call stopped) and assemble the process tensor."""
+        """Compute every step (resumes where an earlier call stopped) and assemble the process tensor.
+
+        The progress reports three phases: the bath's influences, the time steps (with the largest bond
+        dimension so far), and the assembly of the process tensor (with its file, if any).
+        """
+        progress = get_progress(progress_type)
         remaining = self._num_steps - self._step
         if remaining > 0:
             dkmax = self._parameters.dkmax
-            self._influences.extend(self._num_steps if dkmax is None else min(dkmax, self._num_steps))
-            with get_progress(progress_type)(remaining, title="--> PT-TEMPO computation") as progress:
+            memory = self._num_steps if dkmax is None else min(dkmax, self._num_steps)
+            with progress(1, title=f"--> PT-TEMPO computation [1/3]: bath influences ({memory} lags)") as bar:
+                self._influences.extend(memory)
+                bar.update(1)
+            with progress(remaining, title="--> PT-TEMPO computation [2/3]: time steps") as bar:
                 for index in range(remaining):
                     self._compute_step()
-                    progress.update(index + 1)
+                    bar.update(index + 1)
+                    bar.set_status(bond=self._max_bond)
         if self._process_tensor is None:
-            self._process_tensor = self._assemble()
+            where = "" if self._file is None or self._file is False else " and writing its file"
+            with progress(1, title=f"--> PT-TEMPO computation [3/3]: assembling the process tensor{where}") as bar:
+                self._process_tensor = self._assemble()
+                bar.update(1)
 
     def get_process_tensor(self, progress_type: Optional[str] = None) -> BaseProcessTensor:
         """The process tensor (computed first if needed)."""

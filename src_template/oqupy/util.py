@@ -7,7 +7,7 @@ here at OQuPy's paths (``oqupy.util.check_convert``, ``oqupy.util.create_delta``
 
 import sys
 import time
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from oqupy import config
 from oqupy._tensors import add_singleton, create_delta, embed_delta, is_diagonal_matrix
@@ -54,12 +54,14 @@ class BaseProgress:
 
     Subclasses implement :meth:`enter` (returning the object bound by ``with``), :meth:`exit` and
     :meth:`update`; here they raise ``NotImplementedError``.  ``BaseProgress()`` takes no argument, as in OQuPy.
+    :meth:`set_status` (an addition) records figures a long loop reports as it goes, such as a bond dimension.
     """
 
     def __init__(self, max_value: Optional[int] = None, title: Optional[str] = None) -> None:
         self.max_value = max_value
         self.title = title
         self.step: Optional[int] = 0
+        self.status: Dict[str, Any] = {}
 
     def __enter__(self) -> Any:
         return self.enter()
@@ -79,8 +81,15 @@ class BaseProgress:
         """Record that ``step`` steps (default: one more) are done."""
         raise NotImplementedError()
 
+    def set_status(self, **fields: Any) -> None:
+        """Show ``fields`` (e.g. ``bond=41``) beside the progress; not part of OQuPy's interface."""
+        self.status.update(fields)
+
     def _advance(self, step: Optional[int]) -> None:
         self.step = (self.step or 0) + 1 if step is None else step
+
+    def _status_text(self) -> str:
+        return ", ".join(f"{key} {value}" for key, value in self.status.items())
 
 
 class ProgressSilent(BaseProgress):
@@ -106,7 +115,8 @@ class ProgressSimple(BaseProgress):
         return self
 
     def exit(self) -> None:
-        print(f"Elapsed time: {time.perf_counter() - self._start:.1f}s", file=sys.stderr)
+        status = f" ({self._status_text()})" if self.status else ""
+        print(f"Elapsed time: {time.perf_counter() - self._start:.1f}s{status}", file=sys.stderr)
 
     def update(self, step: Optional[int] = None) -> None:
         self._advance(step)
@@ -123,6 +133,10 @@ class ProgressBar(BaseProgress):
 
     def exit(self) -> None:
         self._bar.close()
+
+    def set_status(self, **fields: Any) -> None:
+        super().set_status(**fields)
+        self._bar.set_postfix_str(self._status_text(), refresh=False)
 
     def update(self, step: Optional[int] = None) -> None:
         previous = self.step or 0

@@ -365,6 +365,26 @@ def test_pt_tempo_bad_input(oq):
         oq.PtTempo(bath, 0.0, 1.0, parameters, unique="yes")
 
 
+def test_pt_tempo_progress_names_its_phases(oq, capsys):
+    bath = oq.Bath(0.5 * oq.operators.sigma("z"), oq.PowerLawSD(**OHMIC))
+    parameters = oq.TempoParameters(dt=0.1, epsrel=1e-6, dkmax=3)
+    pt_tempo = oq.PtTempo(bath, 0.0, 0.6, parameters)
+    pt_tempo.compute(progress_type="simple")
+    printed = capsys.readouterr().err.splitlines()
+    titles = [line for line in printed if line.startswith("--> PT-TEMPO")]
+    assert [title.split(":")[0] for title in titles] == [
+        f"--> PT-TEMPO computation [{phase}/3]" for phase in (1, 2, 3)
+    ]
+    assert "bath influences (3 lags)" in titles[0] and "time steps" in titles[1] and "assembling" in titles[2]
+    bond = pt_tempo.max_bond_dimension
+    assert bond > 1 and any(line.endswith(f"(bond {bond})") for line in printed if "Elapsed" in line)
+    with oq.util.get_progress("bar")(2, title="loop") as bar:
+        bar.update(1)
+        bar.set_status(bond=7)
+        bar.update(2)
+    assert bar.status == {"bond": 7} and "bond 7" in capsys.readouterr().err
+
+
 def test_pt_tempo_compute_guesses_parameters_with_warning(oq):
     op = oq.operators
     bath = oq.Bath(
