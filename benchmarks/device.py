@@ -20,11 +20,15 @@ Measures, in one process, packages interleaved, BLAS/OpenMP threads pinned (``--
    sketched SVD (randomized subspace iteration, one power iteration, ``1.2 n/k + 8`` probes: keeping ``n/k`` of
    ``n``) against the full ``svd n`` above, and ``svd x8 n`` is 8 independent SVDs as one batched call (as
    batched builds of a bath sweep would run them) against 8 times ``svd n``;
-6. compile time and number of XLA programs of each oqupy_jax item (from ``jax.monitoring``).
+6. ``pt_162_full``: OQuPy #162's own case (``hard`` group: super-ohmic gaussian bath, ``dt = 0.01``,
+   ``tcut = end_time = 5``, ``epsrel = 1e-9``), oqupy_jax only (oqupy_numpy runs the same host code), last,
+   once, when the budget allows;
+7. compile time and number of XLA programs of each oqupy_jax item (from ``jax.monitoring``).
 
 Prints one table (cold and warm seconds, compile seconds and programs, largest bond), and writes it after every
 item to ``--table`` (if given), so that a run stopped by a time limit keeps what it measured.  Items are skipped
-once ``--budget`` seconds have passed.  Nothing is asserted.
+once ``--budget`` seconds have passed.  Then the **goals table** of issue 31's accelerator rows (:func:`goals`):
+each measured figure beside its goal.  Nothing is asserted.
 """
 
 import argparse
@@ -42,6 +46,7 @@ FULL = {
     "numpy_max_batch": 4096,
     "pt_large": dict(alpha=0.25, epsrel=1e-7, dt=0.05, dkmax=40, steps=60),
     "factors": (512, 1024, 2048),
+    "hard_end_time": 5.0,
     "budget": 300.0,
 }
 QUICK = {
@@ -52,6 +57,7 @@ QUICK = {
     "numpy_max_batch": 4,
     "pt_large": dict(alpha=0.25, epsrel=1e-5, dt=0.1, dkmax=4, steps=6),
     "factors": (16, 32),
+    "hard_end_time": 0.05,
     "budget": 60.0,
 }
 
@@ -177,6 +183,59 @@ def pt_build(pkg, alpha: float, epsrel: float, dt: float, dkmax: int, steps: int
     return {"cold_s": times[0], "warm_s": times[-1] if runs > 1 else None, "bond": int(max(bonds))}, pt
 
 
+def hard_build(pkg, end_time: float) -> dict:
+    """OQuPy #162's PT-TEMPO build as its reporter ran it (``tcut = end_time``, ``epsrel = 1e-9``), once."""
+    op = pkg.operators
+    correlations = pkg.PowerLawSD(
+        alpha=0.01 * 2.2**2, zeta=3, cutoff=2.2, cutoff_type="gaussian", temperature=4 * 0.1309
+    )
+    parameters = pkg.TempoParameters(dt=0.01, tcut=end_time, epsrel=1e-9)
+    start = time.perf_counter()
+    pt = pkg.pt_tempo_compute(
+        pkg.Bath(op.sigma("z"), correlations), 0.0, end_time, parameters, progress_type="silent"
+    )
+    return {"cold_s": time.perf_counter() - start, "warm_s": None, "bond": int(max(pt.get_bond_dimensions()))}
+
+
+GOALS = (
+    # (row of issue 31's table, the measured item, the item it is divided by (None: seconds), goal)
+    (
+        "PT build at bond >= 200 / numpy on one CPU core",
+        ("pt_large", "oqupy_jax"),
+        ("pt_large", "oqupy_numpy"),
+        0.1,
+    ),
+    ("OQuPy #162's full PT [s]", ("pt_162_full", "oqupy_jax"), None, 10.0),
+    (
+        "batch of 4,096 Hamiltonians / numpy loop",
+        ("batch 4096", "oqupy_jax"),
+        ("batch 4096", "oqupy_numpy"),
+        1 / 50,
+    ),
+)
+
+
+def goals(rows: list, quick: bool = False) -> str:
+    """Issue 31's accelerator rows: each figure (warm seconds where there are two runs, else cold) beside its goal;
+    ``-`` where an item did not run (budget, ``--items``)."""
+    seconds = {}
+    for item, name, result, _ in rows:
+        seconds[(item, name)] = result["warm_s"] if result["warm_s"] is not None else result["cold_s"]
+    lines = ["| row | measured | goal | met |", "|---|---|---|---|"]
+    if quick:
+        lines.insert(0, "(--quick: tiny cases, not those of the goals)\n")
+    for row, numerator, denominator, goal in GOALS:
+        value = seconds.get(numerator)
+        if denominator is not None and value is not None:
+            below = seconds.get(denominator)
+            value = None if below is None else value / below
+        if value is None:
+            lines.append(f"| {row} | - | <= {goal:.3g} | - |")
+        else:
+            lines.append(f"| {row} | {value:.3g} | <= {goal:.3g} | {'yes' if value <= goal else 'no'} |")
+    return "\n".join(lines)
+
+
 def _shared_process_tensor(packages: list, parameters: dict) -> dict:
     """The ``pt_162`` process tensor built once by oqupy_numpy (untimed), read by every package from a file."""
     import importlib
@@ -235,8 +294,8 @@ def main(argv=None) -> int:
     parser.add_argument("--table", default=None, help="file the table is written to after every item")
     parser.add_argument(
         "--items",
-        default="svd,pt,batch,factor,large",
-        help="comma-separated groups to run (svd, pt, batch, large, factor); without pt, batch goes through a "
+        default="svd,pt,batch,factor,large,hard",
+        help="comma-separated groups to run (svd, pt, batch, large, factor, hard); without pt, batch goes through a "
         "process tensor built by oqupy_numpy and read by each package from a file (untimed)",
     )
     args = parser.parse_args(argv)
@@ -268,7 +327,8 @@ def main(argv=None) -> int:
         print(f"  {item:14s} {pkg.__name__:12s} {result} compiles {compiled}", file=sys.stderr, flush=True)
         if args.table:
             with open(args.table, "w") as handle:
-                handle.write(_table(rows, pinning, time.perf_counter() - started, skipped) + "\n")
+                handle.write(_table(rows, pinning, time.perf_counter() - started, skipped) + "\n\n")
+                handle.write(goals(rows, args.quick) + "\n")
         return returned
 
     items = set(args.items.split(","))
@@ -287,17 +347,22 @@ def main(argv=None) -> int:
         for pkg in packages:
             if pkg.__name__ in tensors and (pkg.__name__ == "oqupy_jax" or size <= sizes["numpy_max_batch"]):
                 run(f"batch {size}", pkg, batch, tensors[pkg.__name__], size)
+    # oqupy_jax first: oqupy_numpy's figure can also be taken on another machine
+    for pkg in reversed(packages) if "large" in items else ():
+        run("pt_large", pkg, pt_build, runs=1, **sizes["pt_large"])
+    jax_package = [pkg for pkg in packages if pkg.__name__ == "oqupy_jax"]
+    for pkg in jax_package if "hard" in items else ():
+        run("pt_162_full", pkg, hard_build, sizes["hard_end_time"])
     for n in sizes["factors"] if "factor" in items else ():
         for pkg in packages:
             if pkg.__name__ == "oqupy_jax" or n <= sizes["numpy_max_svd"]:
                 for share in (3, 8):
                     run(f"sketch {n}/{share}", pkg, sketch_time, n, share)
                 run(f"svd x8 {n}", pkg, batched_svd_time, n)
-    # oqupy_jax first: oqupy_numpy's figure can also be taken on another machine
-    for pkg in reversed(packages) if "large" in items else ():
-        run("pt_large", pkg, pt_build, runs=1, **sizes["pt_large"])
     print()
     print(_table(rows, pinning, time.perf_counter() - started, skipped))
+    print()
+    print(goals(rows, args.quick))
     return 0
 
 

@@ -71,7 +71,7 @@ def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
             "benchmarks.device",
             "--quick",
             "--items",
-            "svd,batch,factor",
+            "svd,batch,factor,hard",
             "--table",
             str(table),
         ],
@@ -79,9 +79,16 @@ def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
         capture_output=True,
         timeout=300,
     )
-    rows = [line for line in table.read_text().splitlines() if line.startswith("| ") and "item" not in line]
+    measured, goals = table.read_text().split("\n\n| row |")  # every item, then issue 31's goals
+    rows = [line for line in measured.splitlines() if line.startswith("| ") and "item" not in line]
     items = {tuple(cell.strip() for cell in row.split("|")[1:3]) for row in rows}
     assert ("svd 8", "oqupy_numpy") in items and ("svd 16", "oqupy_jax") in items
     assert ("batch 4", "oqupy_numpy") in items and ("batch 16", "oqupy_jax") in items
     assert ("sketch 16/3", "oqupy_numpy") in items and ("svd x8 32", "oqupy_jax") in items
-    assert not any(item.startswith(("chi_sweep", "pt_")) for item, _ in items)
+    assert ("pt_162_full", "oqupy_jax") in items and ("pt_162_full", "oqupy_numpy") not in items
+    assert not any(item.startswith(("chi_sweep", "pt_large", "pt_162 ")) for item, _ in items)
+    # the goals: a figure where its items ran (pt_162_full), "-" where they did not (no pt_large, no batch 4096)
+    goal_rows = {row.split("|")[1].strip(): row.split("|")[2].strip() for row in goals.splitlines()[2:]}
+    assert goal_rows["OQuPy #162's full PT [s]"] != "-"
+    assert goal_rows["PT build at bond >= 200 / numpy on one CPU core"] == "-"
+    assert goal_rows["batch of 4,096 Hamiltonians / numpy loop"] == "-"

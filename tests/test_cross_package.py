@@ -8,6 +8,8 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.device  # run on accelerators by benchmarks/device_check.sh
+
 onp = importlib.import_module("oqupy_numpy")
 ojax = importlib.import_module("oqupy_jax")
 jax = importlib.import_module("jax")

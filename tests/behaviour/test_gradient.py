@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
+pytestmark = pytest.mark.device  # run on accelerators by benchmarks/device_check.sh
+
 SX = np.array([[0, 1], [1, 0]], dtype=complex)
 SZ = np.array([[1, 0], [0, -1]], dtype=complex)
 SM = np.array([[0, 0], [1, 0]], dtype=complex)

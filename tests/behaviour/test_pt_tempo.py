@@ -29,6 +29,7 @@ EQUIVALENCE = {
 }
 
 
+@pytest.mark.device
 @pytest.mark.parametrize("name", sorted(EQUIVALENCE))
 def test_pt_tempo_dynamics_equals_tempo(oq, name):
     """Same bath and parameters: PT-TEMPO + compute_dynamics reproduces TEMPO to the truncation tolerance."""
@@ -405,6 +406,7 @@ def test_pt_tempo_compute_guesses_parameters_with_warning(oq):
     np.testing.assert_allclose(trace, 1.0, atol=1e-3)
 
 
+@pytest.mark.device
 def test_batch_equals_one_call_per_system(oq):
     """compute_dynamics_batch (vmap in oqupy_jax, a loop in oqupy_numpy) gives each system's own dynamics."""
     op = oq.operators

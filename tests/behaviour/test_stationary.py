@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.device  # run on accelerators by benchmarks/device_check.sh
+
 
 def uniform_pt(oq, coupling, sd_args, unique=False, **parameters):
     bath = oq.Bath(coupling, oq.PowerLawSD(**sd_args))

@@ -6,6 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.device  # run on accelerators by benchmarks/device_check.sh
+
 OHMIC = dict(alpha=0.3, zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.5)
 
 
