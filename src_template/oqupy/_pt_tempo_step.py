@@ -22,7 +22,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from oqupy._influences import StepNetwork
-from oqupy._mps import sketched_split, split
+from oqupy._mps import isometric_split, sketched_split, split
 
 __runs_on__ = "host"
 
@@ -84,8 +84,11 @@ def step(
     The site is returned over the path index of the coupling eigenbasis (``network.to_path``), the legs in the
     step's basis.
 
-    With ``sketches`` (a random generator) a zip-up split whose expected rank is small is sketched
-    (:func:`oqupy._mps.sketched_split`); without, every split is a full SVD (the reference construction).
+    With ``sketches`` (a random generator, the fast construction) a zip-up split whose expected rank is small is
+    sketched (:func:`oqupy._mps.sketched_split`), and the sweep truncates only the finished site's bond: the legs'
+    bonds are orthogonalised without truncation (:func:`oqupy._mps.isometric_split`, a thin QR), since the next
+    step's zip-up truncates each of them again, with its line applied and in the same canonical form.  Without
+    ``sketches`` every split is a full truncated SVD (the reference construction).
 
     ``network.north_weights`` / ``west_weights`` weight the classes in every truncation
     (:class:`oqupy._influences.Influences`): each split factorises the weighted matrix and takes the weights
@@ -117,7 +120,12 @@ def step(
         left, classes, right = chain[index].shape
         scaled = index > 0 and weighted_west
         weighted = chain[index] * column_weights[None, :, None] if scaled else chain[index]
-        isometry, weights, rank = split(weighted.reshape(left * classes, right), epsrel)
+        if index == 0 or sketches is None:
+            isometry, weights, rank = split(weighted.reshape(left * classes, right), epsrel)
+        else:
+            # a leg's bond: the next step's zip-up truncates it, with that step's line applied
+            isometry, weights = isometric_split(weighted.reshape(left * classes, right))
+            rank = weights.shape[0]
         isometry = isometry.reshape(left, classes, rank)
         chain[index] = isometry / column_weights[None, :, None] if scaled else isometry
         following = chain[index + 1]

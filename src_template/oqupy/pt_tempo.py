@@ -36,7 +36,8 @@ __all__ = ["PtTempo", "pt_tempo_compute"]
 
 
 PT_TEMPO_METHODS = ("fast", "reference")
-"""``method`` of :class:`PtTempo`: ``"fast"`` builds in the real basis with sketched zip-up splits;
+"""``method`` of :class:`PtTempo`: ``"fast"`` builds in the real basis with sketched zip-up splits and legs
+orthogonalised without truncation in the sweep;
 ``"reference"`` in the coupling's complex basis with a full SVD for every split (the construction before
 2026-12-07, kept to check the fast one against)."""
 
@@ -89,7 +90,8 @@ class PtTempo(BaseAPIClass):
         Accepted for OQuPy compatibility; unused.
     method: str
         ``"fast"`` (default): every tensor real (:func:`oqupy._influences.conjugation_basis`), larger zip-up
-        splits sketched with an explicit residual (:func:`oqupy._mps.sketched_split`); same truncation bound.
+        splits sketched with an explicit residual (:func:`oqupy._mps.sketched_split`), the legs' bonds truncated
+        by the zip-ups only (the sweep orthogonalises them); same truncation bound.
         ``"reference"``: the complex build with full SVDs.  Both are described in ``docs/process_tensor.md``.
     """
 
@@ -178,7 +180,9 @@ class PtTempo(BaseAPIClass):
                     bar.set_status(bond=self._max_bond)
         if self._process_tensor is None:
             where = "" if self._file is None or self._file is False else " and writing its file"
-            with progress(1, title=f"--> PT-TEMPO computation [3/3]: assembling the process tensor{where}") as bar:
+            with progress(
+                1, title=f"--> PT-TEMPO computation [3/3]: assembling the process tensor{where}"
+            ) as bar:
                 self._process_tensor = self._assemble()
                 bar.update(1)
 
