@@ -119,19 +119,26 @@ def lapack_svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @host
-def isometric_split(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """``matrix = left @ right`` with ``left`` an isometry and nothing truncated (a thin QR), on the host.
+def orthonormal_columns(matrix: np.ndarray) -> np.ndarray:
+    """An isometry spanning the columns of ``matrix`` (the ``Q`` of a thin QR), on the host.
 
-    For a real tall matrix straight from LAPACK (``dgeqrf``, ``dorgqr``): ``np.linalg.qr`` spends about half its
-    time at PT-TEMPO's sizes in checks and workspace queries.  ``right = left^dagger matrix`` (one product)
-    instead of the triangle of the factorisation, which ``np.triu`` would cut out more slowly.
+    For a real tall matrix straight from LAPACK (``dgeqrf``, ``dorgqr``, as ``np.linalg.qr`` calls them), without
+    ``np.linalg.qr``'s checks, workspace queries and triangle, about half its time at PT-TEMPO's sizes.
     """
     rows, columns = matrix.shape
     if matrix.dtype == np.float64 and rows >= columns:
         factored, tau, _, _ = scipy.linalg.lapack.dgeqrf(matrix)
         left, _, _ = scipy.linalg.lapack.dorgqr(factored, tau, overwrite_a=True)
-    else:
-        left, _ = np.linalg.qr(matrix)
+        return left
+    left, _ = np.linalg.qr(matrix)
+    return left
+
+
+@host
+def isometric_split(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``matrix = left @ right`` with ``left`` an isometry (:func:`orthonormal_columns`) and nothing truncated;
+    ``right = left^dagger matrix``."""
+    left = orthonormal_columns(matrix)
     return left, left.conj().T @ matrix
 
 
@@ -183,7 +190,7 @@ def sketched_split(
     size = expected + SKETCH_OVERSAMPLING
     if size > SKETCH_FRACTION * min(rows, columns):
         return split(matrix, epsrel, weights_left)
-    basis, _ = np.linalg.qr(matrix @ rng.standard_normal((columns, size)))
+    basis = orthonormal_columns(matrix @ rng.standard_normal((columns, size)))
     reduced = basis.conj().T @ matrix
     residual = float(np.linalg.norm(matrix - basis @ reduced))
     left, values, right = lapack_svd(reduced)
