@@ -8,8 +8,9 @@ The case: ``PowerLawSD(alpha=0.01 * 2.2**2, zeta=3, cutoff=2.2, cutoff_type="gau
 ``H = sigma_x / 2`` from spin up.  Each run is a fresh subprocess with one BLAS/XLA thread (values printed);
 it reports the build time, the largest bond, the peak resident memory and the trajectory of ``<sigma_z>``.
 
-Runs: ``oqupy_numpy`` and ``oqupy_jax`` (influence coefficients integrated directly at every lag), with
-``--reference`` also ``oqupy_numpy`` with the coefficients taken as differences of ``eta`` (what the packages did
+Runs: ``oqupy_numpy`` and ``oqupy_jax`` (influence coefficients integrated directly at every lag; the default
+``method="fast"``), with ``--reference-method`` also ``oqupy_numpy``'s ``method="reference"``, with
+``--converged EPSREL ...`` that reference construction at tighter tolerances, with ``--reference`` also ``oqupy_numpy`` with the coefficients taken as differences of ``eta`` (what the packages did
 before, and what OQuPy 0.5 does: same PT-TEMPO algorithm, noisier input), and with ``--oqupy`` OQuPy 0.5 in its
 own environment.  The ``<sigma_z>`` differences are against the first run.  Nothing is asserted.
 """
@@ -42,7 +43,7 @@ if {difference}:
 bath = oqupy.Bath(oqupy.operators.sigma("z"), sd)
 parameters = oqupy.TempoParameters(dt=0.01, tcut=end_time, epsrel={epsrel})
 start, start_cpu = time.perf_counter(), time.process_time()
-pt = oqupy.pt_tempo_compute(bath, 0.0, end_time, parameters, progress_type="silent")
+pt = oqupy.pt_tempo_compute(bath, 0.0, end_time, parameters, progress_type="silent"{method})
 build, build_cpu = time.perf_counter() - start, time.process_time() - start_cpu
 bonds = [pt.get_mpo_tensor(step).shape[1] for step in range(len(pt) - 1)]
 system = oqupy.System(0.5 * oqupy.operators.sigma("x"))
@@ -55,10 +56,21 @@ print("RESULT" + json.dumps({{"build": build, "build_cpu": build_cpu, "bond": ma
 """
 
 
-def run(python: str, module: str, end_time: float, difference: bool = False, epsrel: float = 1e-9) -> dict:
-    """One build in a fresh interpreter with one thread; the dict printed by ``CASE``."""
+def run(
+    python: str,
+    module: str,
+    end_time: float,
+    difference: bool = False,
+    epsrel: float = 1e-9,
+    method: str = "",
+) -> dict:
+    """One build in a fresh interpreter with one thread; the dict printed by ``CASE``.  ``method``: the ``method``
+    argument of our packages' ``pt_tempo_compute`` (empty: not given, the default)."""
     env = dict(os.environ, **THREADS, XLA_FLAGS=XLA_FLAGS, JAX_ENABLE_X64="1")
-    code = CASE.format(module=module, end_time=end_time, difference=difference, epsrel=epsrel)
+    method_argument = f", method={method!r}" if method else ""
+    code = CASE.format(
+        module=module, end_time=end_time, difference=difference, epsrel=epsrel, method=method_argument
+    )
     start = time.perf_counter()
     completed = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - start
@@ -82,7 +94,13 @@ def main(argv=None) -> None:
         type=float,
         nargs="*",
         default=[],
-        help="also oqupy_numpy at these tighter epsrel (the last is the reference of the <sz> errors)",
+        help="also oqupy_numpy's reference construction at these tighter epsrel (the last is the reference of "
+        "the <sz> errors)",
+    )
+    parser.add_argument(
+        "--reference-method",
+        action="store_true",
+        help="also oqupy_numpy with method='reference' (complex, full SVDs) at --epsrel",
     )
     parser.add_argument("--save", help="write the results (with the trajectories) to this JSON file")
     args = parser.parse_args(argv)
@@ -90,20 +108,29 @@ def main(argv=None) -> None:
         f"threads: {THREADS}, XLA_FLAGS={XLA_FLAGS}; end_time = tcut = {args.end_time}, epsrel {args.epsrel:g}"
     )
     eps = args.epsrel
-    runs = [("oqupy_numpy", sys.executable, "oqupy_numpy", False, eps)]
+    runs = [("oqupy_numpy", sys.executable, "oqupy_numpy", False, eps, "")]
     if not args.no_jax:
-        runs.append(("oqupy_jax", sys.executable, "oqupy_jax", False, eps))
+        runs.append(("oqupy_jax", sys.executable, "oqupy_jax", False, eps, ""))
+    if args.reference_method:
+        runs.append(("oqupy_numpy, method reference", sys.executable, "oqupy_numpy", False, eps, "reference"))
     if args.reference:
-        runs.append(("oqupy_numpy, eta differences", sys.executable, "oqupy_numpy", True, eps))
+        runs.append(("oqupy_numpy, eta differences", sys.executable, "oqupy_numpy", True, eps, ""))
     if args.oqupy:
-        runs.append(("OQuPy 0.5", args.oqupy, "oqupy", False, eps))
+        runs.append(("OQuPy 0.5", args.oqupy, "oqupy", False, eps, ""))
     runs += [
-        (f"oqupy_numpy, epsrel {tight:g}", sys.executable, "oqupy_numpy", False, tight)
+        (
+            f"oqupy_numpy, method reference, epsrel {tight:g}",
+            sys.executable,
+            "oqupy_numpy",
+            False,
+            tight,
+            "reference",
+        )
         for tight in args.converged
     ]
     results = []
-    for label, python, module, difference, epsrel in runs:
-        result = run(python, module, args.end_time, difference, epsrel)
+    for label, python, module, difference, epsrel, method in runs:
+        result = run(python, module, args.end_time, difference, epsrel, method)
         results.append((label, result))
         print(
             f"  {label}: build {result['build']:.1f} s (CPU {result['build_cpu']:.1f} s), bond {result['bond']}, peak {result['peak_mb']:.0f} MB"
