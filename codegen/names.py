@@ -16,7 +16,7 @@ stack std sum swapaxes take take_along_axis tan tanh tensordot tile trace transp
 vectorize vstack where zeros zeros_like
 """.split()
 
-_LINALG_SAME = "cholesky det eigh eigvalsh eigvals inv matrix_power norm qr solve svd".split()
+_LINALG_SAME = "cholesky det eig eigh eigvalsh eigvals inv matrix_power norm qr solve svd".split()
 
 _SCIPY_LINALG_SAME = "cholesky expm eigh inv qr solve sqrtm svd".split()
 

@@ -16,6 +16,7 @@ from codegen.flow.numpy_model import (
     STORING_METHODS,
     WRITABLE_VIEW_FUNCTIONS,
     WRITABLE_VIEW_METHODS,
+    _code,
     _ufunc_kind,
     dtype_of,
     kinds_union,
@@ -116,7 +117,7 @@ class Calls:
             if "array" not in first.kinds:
                 if first.kinds <= {"num", "list"}:
                     return self._new(call, dtype=dtype, device=True)
-                return replace(UNKNOWN, kinds=frozenset({"array"}), device=True)
+                return replace(UNKNOWN, kinds=frozenset({"array"}), device=True, dtype=dtype)
             shape = (
                 self._shape_of(positional[1], state) if name == "reshape" and len(positional) > 1 else None
             )
@@ -129,7 +130,9 @@ class Calls:
                 if name in ("asarray", "asanyarray", "ascontiguousarray", "atleast_1d")
                 else self._site(call)
             )
-            return replace(first, contig=contig, shape=shape, device=True, obj=obj, ndim=None)
+            return replace(
+                first, contig=contig, shape=shape, device=True, obj=obj, ndim=None, dtype=dtype or first.dtype
+            )
         if not arrays and not any(a.maybe_array for a in args):
             return (
                 UNKNOWN
@@ -270,4 +273,41 @@ class Calls:
         for arg in args:
             self._escape(arg, state)
         self._forget_attributes(state)
+        if method == "reshape" and receiver.maybe_array:
+            return self._reshaped_unknown(call, receiver, state)
         return UNKNOWN
+
+    def _reshaped_unknown(self, call: cst.Call, receiver: Val, state: State) -> Val:
+        """``x.reshape(E)`` of a value of unknown kind: a new array object (NumPy's, JAX's and every array
+        library's ``reshape`` returns one) over memory that may be ``x``'s.  With one argument ``E`` built
+        from locals, ``flat`` keeps its code: a later ``.shape =`` that names ``E`` as one axis either fails
+        in both packages (``E`` a tuple) or reshapes a 1-D array (``E`` an int), which NumPy always can."""
+        flat = ""
+        if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
+            arg = call.args[0].value
+            names = _plain_names(arg)
+            if names is not None and all(
+                n in state.names and n not in self.declared and n not in self.skeleton.closure for n in names
+            ):
+                flat = _code(arg)
+        return Val(
+            frozenset({"array"}),
+            receiver.bufs | frozenset({"?"}),
+            obj=self._site(call),
+            origin="`.reshape()` of a value of unknown kind",
+            flat=flat,
+        )
+
+
+def _plain_names(expr: cst.BaseExpression) -> Optional[list[str]]:
+    """The names of an arithmetic expression of names and integers (None if it holds anything else)."""
+    if isinstance(expr, cst.Integer):
+        return []
+    if isinstance(expr, cst.Name):
+        return [expr.value]
+    if isinstance(expr, cst.UnaryOperation):
+        return _plain_names(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = _plain_names(expr.left), _plain_names(expr.right)
+        return None if left is None or right is None else left + right
+    return None

@@ -6,6 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from codegen.flow.numpy_model import (
+    COMPLEX_ONLY,
     KNOWN_CONTAINERS,
     PURE_BUILTINS,
     STORING_METHODS,
@@ -54,8 +55,19 @@ class Expressions:
         )
 
     def _site(self, node: cst.CSTNode) -> str:
-        """The array object made at ``node`` (a view: its memory is another's, the object is new)."""
-        return f"obj@{self.skeleton.span.get(id(node), (0, 0))[0]}"
+        """The array object made at ``node`` (a view: its memory is another's, the object is new).  Objects an
+        earlier run of the site made (a loop's earlier iterations) become ``oldobj@``: the new one is apart."""
+        obj = f"obj@{self.skeleton.span.get(id(node), (0, 0))[0]}"
+        state = self._state
+        if state is not None:
+            older = "old" + obj
+            for name, value in state.names.items():
+                if value.obj == obj:
+                    state.names[name] = replace(value, obj=older)
+            if obj in state.escaped:
+                state.escaped.discard(obj)
+                state.escaped.add(older)
+        return obj
 
     def _new(self, node: cst.CSTNode, **facts) -> Val:
         """A fresh allocation at ``node``: the *recency* abstraction keeps the newest array of a site apart
@@ -70,7 +82,7 @@ class Expressions:
             if newest in state.escaped:
                 state.escaped.discard(newest)
                 state.escaped.add(older)
-        return Val(frozenset({"array"}), frozenset({newest}), owned=True, obj=f"obj@{start}", **facts)
+        return Val(frozenset({"array"}), frozenset({newest}), owned=True, obj=self._site(node), **facts)
 
     def _length(self, expr: cst.BaseExpression, state: State) -> Optional[str]:
         """A length expression that keeps its value for the whole call: a literal or a never rebound name."""
@@ -373,6 +385,15 @@ class Expressions:
                 args = self._args(call, state)
                 return self._method(call, func.attr.value, receiver, args, state)
         args = self._args(call, state)
+        if qualified in COMPLEX_ONLY and (not args or args[0].dtype != "c"):
+            self.report(
+                call,
+                "numpy-to-jax",
+                f"`{qualified}` of a matrix that may be real (NumPy's result is real where every eigenvalue is"
+                " real, JAX's always complex)",
+                "make the matrix complex first (`np.asarray(m, dtype=np.complex128)`), or use `eigh` for a"
+                " Hermitian matrix",
+            )
         arrays = [a for a in args if "array" in a.kinds]
         if qualified == "builtins.slice" and all(a.kinds == frozenset({"num"}) or a == OTHER for a in args):
             return Val(frozenset({"other"}), index=_SLICE)

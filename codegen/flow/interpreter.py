@@ -11,7 +11,18 @@ from codegen.flow.indices import Indices
 from codegen.flow.numpy_model import _CONTAINER_ANNOTATIONS, _SCALAR_ANNOTATIONS, _code
 from codegen.flow.reads import Read, Reads
 from codegen.flow.skeleton import Skeleton, _del_targets, _names_in, _pairwise, _refine
-from codegen.flow.values import OTHER, UNKNOWN, Finding, State, Val, join, join_states, num, same_state
+from codegen.flow.values import (
+    OTHER,
+    UNKNOWN,
+    Finding,
+    State,
+    Val,
+    forget_flat,
+    join,
+    join_states,
+    num,
+    same_state,
+)
 from codegen.flow.writes import Writes
 
 # -- the analysis --------------------------------------------------------------------------------------------
@@ -220,6 +231,7 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
                     self._bind(item.asname.name, UNKNOWN, state, node)
             return self._block(node.body, state)
         if isinstance(node, cst.FunctionDef):
+            forget_flat(state, node.name.value)
             state.names[node.name.value] = OTHER
             return state
         if isinstance(node, cst.ClassDef):  # its body runs here; what it binds are class attributes
@@ -232,6 +244,7 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
                     self._escape(value, inner)
             state.escaped |= inner.escaped
             self._forget_attributes(state, "")
+            forget_flat(state, node.name.value)
             state.names[node.name.value] = OTHER
             return state
         # match statements and anything new: refused, the analysis cannot follow what they bind
@@ -335,6 +348,7 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
         for handler in node.handlers:
             entry = seen.copy() if seen is not None else State()
             if handler.name is not None:
+                forget_flat(entry, handler.name.name.value)
                 entry.names[handler.name.name.value] = OTHER
             after = join_states(after, self._block(handler.body, entry))
         if node.finalbody is not None:
@@ -413,6 +427,7 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
                     self._forget_attributes(state, attr=target.attr.value)
             for name in _names_in(node.target):
                 self._forget_attributes(state, base=name)
+                forget_flat(state, name)
                 state.names.pop(name, None)
             return state
         if isinstance(node, (cst.Global, cst.Nonlocal)):

@@ -1,5 +1,6 @@
 """The value lattice: what a name may hold (:class:`Val`), states per program point, and findings."""
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -31,6 +32,8 @@ class Val:
     ndim: Optional[int] = None  # the number of axes, when known without the shape
     text: bool = False  # a ``str`` (never a NumPy or JAX array, and as an index never an array's element)
     traced: bool = False  # a number that may be a JAX scalar under tracing (a kernel's argument, an element)
+    #: ``x.reshape(E)`` with one argument: the code of ``E`` (its names are locals; any rebinding clears it)
+    flat: str = ""
 
     @property
     def maybe_array(self) -> bool:
@@ -67,6 +70,7 @@ def join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
         a.ndim if a.ndim == b.ndim else None,
         a.text and b.text,
         a.traced or b.traced,
+        a.flat if a.flat == b.flat else "",
     )
 
 
@@ -83,6 +87,16 @@ def untracked_attribute(key: str, kinds: frozenset[str] = frozenset({"unknown"})
     """What ``obj.attr`` (``key``) may hold where this function has not assigned it: memory it does not own."""
     attr = key.rsplit(".", 1)[-1]
     return Val(kinds, frozenset({f"attr:{attr}"}), origin=f"the attribute `{key}`")
+
+
+def forget_flat(state: "State", name: str) -> None:
+    """``name`` is rebound: a ``flat`` fact that names it no longer holds."""
+    for key, value in list(state.names.items()):
+        if value.flat and name in _FLAT_NAMES.findall(value.flat):
+            state.names[key] = replace(value, flat="")
+
+
+_FLAT_NAMES = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 def join_states(a: Optional[State], b: Optional[State]) -> Optional[State]:

@@ -11,7 +11,7 @@ import libcst as cst
 
 from codegen.flow.numpy_model import _ARRAY_ATTRIBUTES, AUG_SYMBOLS, _augmented_problem, _code
 from codegen.flow.skeleton import _argument, _calls, _names_in
-from codegen.flow.values import UNKNOWN, State, Val, _arith, num, untracked_attribute
+from codegen.flow.values import UNKNOWN, State, Val, _arith, forget_flat, num, untracked_attribute
 
 
 class Writes:
@@ -22,6 +22,7 @@ class Writes:
         if isinstance(target, cst.Name):
             self._forget_attributes(state, base=target.value)
             self._captured(target.value, value, state)
+            forget_flat(state, target.value)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             element = (
@@ -49,6 +50,7 @@ class Writes:
                 self._escape(value, state)
             self._forget_attributes(state, base=target.value)
             self._captured(target.value, value, state)
+            forget_flat(state, target.value)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             subscripts = [e.value for e in target.elements if isinstance(e.value, cst.Subscript)]
@@ -110,6 +112,7 @@ class Writes:
                 if self._live(other, stmt):
                     reason = f"`{other}` is the same array object and is used later"
         one_axis = current.ndim == 1 or (current.shape is not None and len(current.shape) == 1)
+        one_axis = one_axis or bool(current.flat) and _names_axis(value_node, current.flat)
         if reason is None and not current.contig and not one_axis:
             reason = "may not be C-contiguous (NumPy refuses `.shape =` there, `reshape` copies)"
         if reason is not None:
@@ -121,7 +124,9 @@ class Writes:
             )
             return
         self.owned_writes.add(id(stmt))
-        state.names[base.value] = replace(current, shape=self._shape_of(value_node, state), ndim=None)
+        state.names[base.value] = replace(
+            current, shape=self._shape_of(value_node, state), ndim=None, flat=""
+        )
 
     def _subscript_write(
         self,
@@ -369,6 +374,7 @@ class Writes:
         elif isinstance(target, cst.Name):
             name = target.value
             current = state.names.get(name)
+            forget_flat(state, name)
         else:
             return
         if current is None:
@@ -487,3 +493,22 @@ class Writes:
             owner, name = key.rsplit(".", 1)
             if (not base or owner == base) and (not attr or name == attr):
                 self._escape(state.names.pop(key), state)
+
+
+def _names_axis(shape: Optional[cst.BaseExpression], flat: str) -> bool:
+    """Whether the shape expression ``shape`` (tuples, lists, ``tuple(...)``/``list(...)``, ``+`` and ``*`` of
+    them) holds ``flat``'s code as one of its axes."""
+    if isinstance(shape, (cst.Tuple, cst.List)):
+        return any(isinstance(e, cst.Element) and _code(e.value) == flat for e in shape.elements) or any(
+            isinstance(e, cst.StarredElement) and _names_axis(e.value, flat) for e in shape.elements
+        )
+    if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, (cst.Add, cst.Multiply)):
+        return _names_axis(shape.left, flat) or _names_axis(shape.right, flat)
+    if (
+        isinstance(shape, cst.Call)
+        and isinstance(shape.func, cst.Name)
+        and shape.func.value in ("tuple", "list")
+        and len(shape.args) == 1
+    ):
+        return _names_axis(shape.args[0].value, flat)
+    return False

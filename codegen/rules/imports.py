@@ -75,7 +75,8 @@ class NumpyToJax(Rule):
     """In ``oqupy_jax``, NumPy and SciPy names outside ``@host`` code become ``jax.numpy`` / ``jax.scipy``.
 
     Matching is by qualified name through a table (``codegen/names.py``); names with no mapping are
-    refused, and unused ``numpy`` imports are dropped (host code keeps ``import numpy as np``).
+    refused, and so are ``np.linalg.eig`` / ``eigvals`` of a matrix not known complex (NumPy's result is real
+    where every eigenvalue is, JAX's complex); unused ``numpy`` imports are dropped (host code keeps ``import numpy as np``).
     ``np.ndarray`` annotations become ``jax.Array``.
     """
 
@@ -109,6 +110,33 @@ class NumpyToJax(Rule):
                 return jsl.expm(jnp.kron(x, x))
             """,
         ),
+        Example(  # ``eig`` of a complex matrix: the same LAPACK routine and dtype in both packages
+            """
+            import numpy as np
+
+
+            def f(m: np.ndarray):
+                values, vectors = np.linalg.eig(np.asarray(m, dtype=np.complex128))
+                return values
+            """,
+            numpy="""
+            import numpy as np
+
+
+            def f(m: np.ndarray):
+                values, vectors = np.linalg.eig(np.asarray(m, dtype=np.complex128))
+                return values
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+
+            def f(m: jax.Array):
+                values, vectors = jnp.linalg.eig(jnp.asarray(m, dtype=jnp.complex128))
+                return values
+            """,
+        ),
     )
     INVALID = (
         Invalid(
@@ -120,6 +148,17 @@ class NumpyToJax(Rule):
                 return np.random.rand(n)
             """,
             "`numpy.random.rand` has no JAX",
+        ),
+        Invalid(  # a real matrix: NumPy's eigenvalues are real where all are, JAX's complex
+            """
+            import numpy as np
+
+
+            def f(m: np.ndarray):
+                values, vectors = np.linalg.eig(np.asarray(m, dtype=np.float64))
+                return values
+            """,
+            "may be real",
         ),
         Invalid(
             """
@@ -134,6 +173,16 @@ class NumpyToJax(Rule):
     )
 
     # -- check -------------------------------------------------------------------------------------
+    def check_Module(self, node: cst.Module) -> None:
+        self._report_flow(node)
+
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._report_flow(node)
+
+    def _report_flow(self, node: cst.FunctionDef | cst.Module) -> None:
+        if not self.in_host:  # the flow's findings: names mapped for some arguments only (``COMPLEX_ONLY``)
+            self.report_findings(node)
+
     def check_Import(self, node: cst.Import) -> bool:
         return False
 

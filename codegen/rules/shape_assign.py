@@ -20,7 +20,10 @@ class ShapeAssign(Rule):
 
     The local array must be C-contiguous (created by ``np.zeros``-like calls, ``.copy()``, or reshaped from
     one: NumPy refuses ``.shape =`` on other layouts, where ``reshape`` would copy) and no other live name
-    may refer to it (it would see the new shape in the template only).  Host code keeps ``.shape =``.
+    may refer to it (it would see the new shape in the template only).  ``y = x.reshape(n)`` of a value of
+    unknown kind is a new object too; a ``.shape =`` that names ``n`` as one axis (``tuple([1] * k + [n])``)
+    either reshapes a 1-D array, which NumPy can for any layout, or fails in both packages.  Host code keeps
+    ``.shape =``.
     """
 
     NEEDS = ("<shape-write>",)
@@ -52,6 +55,27 @@ class ShapeAssign(Rule):
                 x = jnp.zeros(4)
                 x = x.reshape((2, 2))
                 return x
+            """,
+        ),
+        Example(  # ``state`` of unknown kind: ``reshape`` makes a new object; naming ``n`` as an axis, the
+            # new shape either fails in both packages (``n`` a tuple) or reshapes a 1-D array (any layout)
+            """
+            def f(state, n):
+                flat = state.reshape(n)
+                flat.shape = tuple([1] * 2 + [n])
+                return flat
+            """,
+            numpy="""
+            def f(state, n):
+                flat = state.reshape(n)
+                flat = flat.reshape(tuple([1] * 2 + [n]))
+                return flat
+            """,
+            jax="""
+            def f(state, n):
+                flat = state.reshape(n)
+                flat = flat.reshape(tuple([1] * 2 + [n]))
+                return flat
             """,
         ),
     )
@@ -88,6 +112,35 @@ class ShapeAssign(Rule):
                 return x
             """,
             "`.shape =`",
+        ),
+        Invalid(  # the new shape does not name ``n``: ``state.reshape(n)`` may be a strided view
+            """
+            def f(state, n):
+                flat = state.reshape(n)
+                flat.shape = (2, -1)
+                return flat
+            """,
+            "may not be C-contiguous",
+        ),
+        Invalid(  # ``n`` rebound between: ``flat`` may have several axes
+            """
+            def f(state, n, m):
+                flat = state.reshape(n)
+                n = m
+                flat.shape = (1, n)
+                return flat
+            """,
+            "may not be C-contiguous",
+        ),
+        Invalid(  # another holder of the object would see the new shape in NumPy only
+            """
+            def f(state, n):
+                flat = state.reshape(n)
+                kept = [flat]
+                flat.shape = (1, n)
+                return kept
+            """,
+            "escaped",
         ),
         Invalid(
             """
