@@ -61,11 +61,10 @@ FRESH_METHODS = frozenset(
 )
 #: array methods returning the array itself or a writable view of it
 WRITABLE_VIEW_METHODS = frozenset("reshape transpose swapaxes ravel squeeze view".split())
-#: methods that mutate an array in place
 #: Functions ``jax.numpy`` has only for complex arguments: NumPy's result dtype depends on the data otherwise
 #: (``np.linalg.eig`` of a real matrix is real where every eigenvalue is real, JAX's always complex).
 COMPLEX_ONLY = frozenset({"numpy.linalg.eig", "numpy.linalg.eigvals"})
-
+#: methods that mutate an array in place
 INPLACE_METHODS = frozenset("fill sort resize itemset put setflags partition byteswap".split())
 #: container methods that store their argument
 STORING_METHODS = frozenset("append extend insert add update setdefault __setitem__ appendleft".split())
