@@ -340,7 +340,14 @@ def _stationary(package):
     _, three = package.compute_stationary_multitime_correlations(
         system, pt, [op.sigma("x")] * 3, ["left", "right", "left"], [[0, 3], [2, 5]]
     )
-    return corr, spectrum, solved, three
+    pathway = [op.sigma("-"), op.sigma("+"), op.sigma("-"), op.sigma("+")]
+    orders = ["right", "left", "left", "left"]
+    grid = np.arange(30)
+    _, plane = package.compute_stationary_multitime_correlations(system, pt, pathway, orders, [grid, 3, grid])
+    _, late = package.compute_stationary_multitime_correlations(  # beyond EXACT_STEPS: the slow modes
+        system, pt, pathway, orders, [[0, 300], [0], [2, 400]]
+    )
+    return corr, spectrum, solved, three, plane, late
 
 
 def test_stationary_correlations_and_spectra_agree():

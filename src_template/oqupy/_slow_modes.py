@@ -6,8 +6,10 @@ state lies in the slow modes' invariant subspace to rounding (the fast ones have
 so ``T^k x`` is computed exactly (step by step) for ``k <= K`` and from the slow modes' eigendecomposition for
 ``k > K``.  The slow subspace is found from the powers of two random probes: once the last ``_WINDOW`` powers
 of each span fewer than ``_WINDOW`` directions (singular values below ``RANK_TOLERANCE`` of the largest), they
-span the subspace; its Rayleigh quotient ``H = Q^H T Q`` (checked invariant) is diagonalised.  Cost: ``2 K``
-matrix-vector products and small SVDs, against ``O(M^3)`` for a dense eigendecomposition (``dense_modes``, the
+span the subspace; its Rayleigh quotient ``H = Q^H T Q`` (checked invariant) is diagonalised.  Cost: ``K``
+products of ``T`` with the block of both probes (``T`` is applied as a map, ``Apply``: the structured step of
+:mod:`oqupy._transfer_map`, a quarter of a dense product's work for one bath) and small SVDs (singular values
+only, until the rank has dropped), against ``O(M^3)`` for a dense eigendecomposition (``dense_modes``, the
 fallback and ``method='dense'``), which it also beats on accuracy at long lags (it never raises an
 ill-conditioned ``V^-1`` to a power of ``10^4``).
 
@@ -24,7 +26,10 @@ from oqupy import config
 
 __runs_on__ = "host"
 
-__all__ = ["SlowModes", "advance", "dense_modes", "slow_modes", "walk"]
+__all__ = ["Apply", "SlowModes", "advance", "dense_modes", "slow_modes", "walk"]
+
+Apply = Callable[[np.ndarray], np.ndarray]
+"""``x -> T x`` on columns (``(M,)`` or ``(M, P)``): a dense matrix's product or a structured step."""
 
 RANK_TOLERANCE = 1e-14
 """Singular values of the probes' window below this fraction of the largest are fast-mode remnants."""
@@ -66,31 +71,39 @@ def dense_modes(matrix: np.ndarray) -> Tuple[SlowModes, SlowModes]:
     return right_modes, left_modes
 
 
-def slow_modes(matrix: np.ndarray, limit: int) -> Optional[SlowModes]:
-    """The slow modes of ``matrix`` (acting on columns), or ``None`` where no slow subspace of at most
-    ``_WINDOW`` modes separates from the rest within ``limit`` steps (then use :func:`dense_modes`)."""
-    size = matrix.shape[0]
+def slow_modes(apply: Apply, size: int, limit: int) -> Optional[SlowModes]:
+    """The slow modes of ``T`` (``apply``: ``T`` on columns of length ``size``), or ``None`` where no slow
+    subspace of at most ``_WINDOW`` modes separates from the rest within ``limit`` steps (then use
+    :func:`dense_modes`).  The probes advance together, one product of ``T`` with a block per step."""
     rng = np.random.default_rng(_SEED)
-    start = rng.standard_normal((_PROBES, size)) + 1j * rng.standard_normal((_PROBES, size))
-    probes: List[np.ndarray] = list(start)
+    probes = rng.standard_normal((size, _PROBES)) + 1j * rng.standard_normal((size, _PROBES))
     window: List[np.ndarray] = []
     for step in range(1, limit + 1):
-        probes = [matrix @ probe for probe in probes]
-        window = (window + probes)[-_WINDOW * _PROBES :]
+        probes = apply(probes)
+        window = (window + [probes])[-_WINDOW:]
         if step < _WINDOW or step % _EVERY:
             continue
-        basis, singular, _ = np.linalg.svd(np.stack(window, axis=1), full_matrices=False)
-        rank = int(np.sum(singular > RANK_TOLERANCE * singular[0]))
+        powers = np.concatenate(window, axis=1)
+        # the singular values alone (half the cost) until the rank has dropped, then the singular vectors too
+        if _rank(np.linalg.svd(powers, compute_uv=False)) > _WINDOW:
+            continue
+        basis, singular, _ = np.linalg.svd(powers, full_matrices=False)
+        rank = _rank(singular)
         if rank > _WINDOW:
             continue
         basis = basis[:, :rank]
-        image = matrix @ basis
+        image = apply(basis)
         reduced = basis.conj().T @ image
         scale = max(1.0, float(np.linalg.norm(reduced)))
         if float(np.linalg.norm(image - basis @ reduced)) > INVARIANCE_TOLERANCE * scale:
             continue
         return _subspace_modes(basis, reduced, step)
     return None
+
+
+def _rank(singular: np.ndarray) -> int:
+    """Singular values above ``RANK_TOLERANCE`` of the largest."""
+    return int(np.sum(singular > RANK_TOLERANCE * singular[0]))
 
 
 def _subspace_modes(basis: np.ndarray, reduced: np.ndarray, head: int) -> Optional[SlowModes]:
@@ -117,7 +130,7 @@ def _settled(modes: SlowModes, x: np.ndarray, scale: float) -> bool:
 
 
 def walk(
-    matrix: np.ndarray, modes: Optional[SlowModes], start: np.ndarray, top: float, row: Optional[np.ndarray]
+    apply: Apply, modes: Optional[SlowModes], start: np.ndarray, top: float, row: Optional[np.ndarray]
 ) -> Tuple[List[np.ndarray], int, Optional[np.ndarray]]:
     """``T^k start`` (or ``row . T^k start``) for ``k = 0 .. k_end``, step by step, where ``k_end`` is ``top`` or
     the first ``k >= modes.head`` at which ``start``'s powers have settled into the slow modes; then also their
@@ -141,12 +154,12 @@ def walk(
                         stacklevel=4,
                     )
                 return records, k, modes.coordinates(x)
-        x = matrix @ x
+        x = apply(x)
         k += 1
 
 
 def advance(
-    matrix: np.ndarray,
+    apply: Apply,
     modes: Optional[SlowModes],
     columns: np.ndarray,
     gaps: np.ndarray,
@@ -155,7 +168,7 @@ def advance(
     """``T^g columns`` for every ``g`` in ``gaps`` (shape ``(M, P, G)``), or their read-out ``row . T^g columns``
     (``(P, G)``): exact steps up to the seam, the slow modes beyond (``modes=None``: exact steps throughout)."""
     unique, inverse = np.unique(gaps, return_inverse=True)
-    records, seam, coefficients = walk(matrix, modes, columns, float(unique[-1]), row)
+    records, seam, coefficients = walk(apply, modes, columns, float(unique[-1]), row)
     exact = unique[unique <= seam]
     parts = [np.stack([records[g] for g in exact], axis=-1)] if len(exact) else []
     if coefficients is not None and len(exact) < len(unique):

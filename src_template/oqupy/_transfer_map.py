@@ -12,6 +12,7 @@ import math
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
+import scipy.linalg
 
 from oqupy import config
 from oqupy._boundary import array_namespace, is_traced
@@ -28,17 +29,22 @@ __all__ = [
     "apply_super",
     "check_operator",
     "check_steps",
+    "dense_matrix",
+    "on_columns",
     "read_row",
     "scan_rows",
     "solved_state",
     "transfer_map",
+    "unique_state",
 ]
 
 
 class TransferMap(NamedTuple):
     """One step of the dynamics as a map of flattened states, and the read-out."""
 
-    step: Callable[[np.ndarray], np.ndarray]  # (n, size) -> (n, size)
+    step: Callable[[np.ndarray], np.ndarray]  # rows (n, size) -> (n, size): s -> T s for each row
+    back: Callable[[np.ndarray], np.ndarray]  # rows (n, size) -> (n, size): r -> r T (the transposed step)
+    matrix: Callable[[], Any]  # T as a dense matrix acting on columns
     shape: Tuple[int, ...]  # (chi_1, ..., chi_E, d^2)
     caps: List[np.ndarray]
     left: np.ndarray  # the bond vectors before the first step, as one flattened product (size / d^2)
@@ -94,19 +100,45 @@ def transfer_map(system: Any, process_tensor: Any, dt: Optional[float]) -> Trans
         left = np.kron(left, np.asarray(env.left))
 
     xp = array_namespace(enter, leave)  # jax.numpy for a system built from traced values (oqupy_jax)
+    bonds = len(cells)
+
+    flipped = [np.ascontiguousarray(np.swapaxes(cell, -1, -2)) for cell in cells]  # cell[x, f, p]
+
+    def contract(state: Any, cell: np.ndarray, axis: int) -> Any:
+        """``out[..., f, ..., x] = sum_p state[..., p, ..., x] cell[x, p, f]`` on bond ``axis``: one
+        matrix-matrix product per ``x`` over every vector and every other bond at once."""
+        moved = xp.moveaxis(state, (-1, axis + 1), (0, -1))  # (x, n, other bonds, p)
+        out = xp.matmul(moved.reshape(moved.shape[0], -1, moved.shape[-1]), cell)
+        return xp.moveaxis(out.reshape(moved.shape[:-1] + out.shape[-1:]), (0, -1), (-1, axis + 1))
 
     def step(vectors: np.ndarray) -> np.ndarray:
         state = vectors.reshape((-1,) + shape) @ enter
         for axis, cell in enumerate(cells):
             if axis > 0:
                 state = state @ links[axis - 1]
-            # out[..., f, x] = sum_p state[..., p, x] cell[x, p, f]: one matrix-vector product per x
-            moved = xp.swapaxes(xp.moveaxis(state, axis + 1, -2), -1, -2)[..., :, None, :]
-            moved = xp.swapaxes(xp.matmul(moved, cell)[..., 0, :], -1, -2)
-            state = xp.moveaxis(moved, -2, axis + 1)
+            state = contract(state, cell, axis)
         return (state @ leave).reshape(vectors.shape)
 
-    return TransferMap(step, shape, caps, left, dim, step_dt, is_traced(enter, leave))
+    def back(vectors: np.ndarray) -> np.ndarray:
+        state = vectors.reshape((-1,) + shape) @ leave.T
+        for axis in range(bonds - 1, -1, -1):
+            state = contract(state, flipped[axis], axis)
+            if axis > 0:
+                state = state @ links[axis - 1].T
+        return (state @ enter.T).reshape(vectors.shape)
+
+    size = int(np.prod(shape))
+
+    def matrix() -> Any:
+        """``T`` on columns.  One bath: ``T[(f, y), (p, x)] = sum_z enter[x, z] cell[z, p, f] leave[z, y]``, one
+        product over ``z`` (the step applied to the identity would cost ``M`` steps); several: the identity."""
+        if bonds > 1:
+            return step(np.identity(size, dtype=config.NpDtype)).T
+        ends = enter[:, :, None] * leave[None, :, :]  # (x, z, y)
+        rows = xp.tensordot(cells[0], xp.swapaxes(ends, 0, 1), axes=(0, 0))  # (p, f, x, y)
+        return xp.transpose(rows, (1, 3, 0, 2)).reshape(size, size)
+
+    return TransferMap(step, back, matrix, shape, caps, left, dim, step_dt, is_traced(enter, leave))
 
 
 def read_row(transfer: TransferMap, operator: np.ndarray) -> np.ndarray:
@@ -144,6 +176,60 @@ def check_steps(num_steps: Any, name: str = "num_steps") -> int:
     return int(num_steps)
 
 
+def dense_matrix(transfer: TransferMap) -> Any:
+    """``T`` as a dense matrix acting on columns."""
+    return transfer.matrix()
+
+
+def on_columns(step: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """A step on rows (``transfer.step``: ``T``; ``transfer.back``: ``T^T``) as a map of columns ``(M,)`` or
+    ``(M, P)``."""
+    return lambda columns: step(columns.T).T
+
+
+def bordered(transfer: TransferMap) -> Tuple[Any, Any, np.ndarray, np.ndarray]:
+    """``(T, 1 - T + v r, v, r)``: the dense map, the bordered matrix whose solution for ``v`` is the steady state
+    (when it is unique), ``v`` (``r v = 1``) and the trace read-out ``r``."""
+    dim2 = transfer.dim**2
+    matrix = dense_matrix(transfer)
+    identity = np.identity(matrix.shape[0], dtype=config.NpDtype)
+    trace_row = read_row(transfer, np.identity(transfer.dim, dtype=config.NpDtype))
+    guess = np.kron(transfer.left, np.identity(transfer.dim, dtype=config.NpDtype).reshape(dim2))
+    guess = guess / transfer.dim
+    return matrix, identity - matrix + np.outer(guess, trace_row), guess, trace_row
+
+
+def check_gaps(gaps: Any, count: int) -> List[np.ndarray]:
+    """``gaps`` as ``count`` arrays of non-negative step counts."""
+    if not isinstance(gaps, (list, tuple)) or len(gaps) != count:
+        raise ValueError(f"Argument 'gaps' must be a list of {count} entries (one per pair of operators).")
+    result = []
+    for entry in gaps:
+        steps = np.atleast_1d(np.asarray(entry))
+        if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.integer):
+            raise TypeError("Each entry of 'gaps' must be an int or a sequence of ints (numbers of steps).")
+        if np.any(steps < 0):
+            raise ValueError("The entries of 'gaps' must be non-negative numbers of steps.")
+        result.append(steps.astype(np.int64))
+    return result
+
+
+def unique_state(transfer: TransferMap, rcond_limit: float, tolerance: float) -> Optional[np.ndarray]:
+    """The steady state from one LU factorisation of the bordered map (:func:`bordered`; concrete maps only), or
+    ``None`` where that is near singular (reciprocal condition number below ``rcond_limit``: a steady state that
+    may not be unique) or where the solution is no fixed point of ``T`` (``|T s - s| > tolerance |s|``: no
+    eigenvalue 1)."""
+    _, system, guess, _ = bordered(transfer)
+    factors = scipy.linalg.lu_factor(system, check_finite=False)
+    (gecon,) = scipy.linalg.get_lapack_funcs(("gecon",), (factors[0],))
+    rcond, _ = gecon(factors[0], np.linalg.norm(system, 1), norm="1")
+    if not rcond >= rcond_limit:
+        return None
+    state = scipy.linalg.lu_solve(factors, guess, check_finite=False)
+    residual = np.linalg.norm(transfer.step(state[None])[0] - state)
+    return state if residual <= tolerance * np.linalg.norm(state) else None
+
+
 def solved_state(transfer: TransferMap) -> Tuple[Any, Any, np.ndarray]:
     """``(T, s_ss, r)``: the dense map, its steady state from one linear solve, and the trace read-out ``r``.
 
@@ -151,15 +237,8 @@ def solved_state(transfer: TransferMap) -> Tuple[Any, Any, np.ndarray]:
     ``(1 - T + v r) s = v`` for any ``v`` with ``r v = 1`` (a unique steady state; no eigenvectors, so it can be
     differentiated).
     """
-    dim2 = transfer.dim**2
-    size = int(np.prod(transfer.shape))
-    identity = np.identity(size, dtype=config.NpDtype)
-    matrix = transfer.step(identity).T
-    xp = array_namespace(matrix)
-    trace_row = read_row(transfer, np.identity(transfer.dim, dtype=config.NpDtype))
-    guess = np.kron(transfer.left, np.identity(transfer.dim, dtype=config.NpDtype).reshape(dim2))
-    guess = guess / transfer.dim
-    state = xp.linalg.solve(identity - matrix + np.outer(guess, trace_row), guess)
+    matrix, system, guess, trace_row = bordered(transfer)
+    state = array_namespace(system).linalg.solve(system, guess)
     return matrix, state, trace_row
 
 

@@ -24,10 +24,14 @@ Conventions (those of :func:`oqupy.compute_correlations`, whose ``t -> infinity`
 - Modes of ``T`` with ``|lambda| >= 1 - UNDAMPED`` never decay: ``C(infinity) = <B><A>`` (``lambda = 1``) and any
   undamped oscillation are returned apart, as lines ``2 pi w delta(omega - Omega)`` (``return_lines``).
 
-Host code in both packages: exact steps through the dense map (dimension ``prod(chi_e) d^2``) until a state
-has settled into the map's few slow modes, then those modes (:mod:`oqupy._slow_modes`; a dense eigendecomposition
-with ``method='dense'``, or where no slow modes separate); the spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax`` traces the system
-(:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.
+Host code in both packages: exact steps through the map (dimension ``prod(chi_e) d^2``, applied as the
+structured step of :mod:`oqupy._transfer_map`) until a state has settled into the map's few slow modes, then
+those modes (:mod:`oqupy._slow_modes`; a dense eigendecomposition with ``method='dense'``, or where no slow modes
+separate); where every power needed is within ``EXACT_STEPS``, the steady state from one linear solve and exact
+steps only.  The spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax``
+traces the system (:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.  A compiled (``jax.jit``,
+``lax.scan``) form of the concrete path was measured and lost on a CPU: XLA's complex products are 1.5 to 3
+times slower than OpenBLAS's at these sizes (``docs/benchmarks.md``).
 """
 
 import warnings
@@ -37,16 +41,20 @@ import numpy as np
 
 from oqupy import config
 from oqupy._boundary import array_namespace, to_host
-from oqupy._slow_modes import SlowModes, advance, dense_modes, slow_modes, walk
+from oqupy._slow_modes import Apply, SlowModes, advance, dense_modes, slow_modes, walk
 from oqupy._transfer_map import (
     TransferMap,
     apply_super,
+    check_gaps,
     check_operator,
     check_steps,
+    dense_matrix,
+    on_columns,
     read_row,
     scan_rows,
     solved_state,
     transfer_map,
+    unique_state,
 )
 from oqupy.operators import left_super, right_super
 from oqupy.system import System
@@ -70,6 +78,14 @@ UNIT_TOLERANCE = 1e-7
 UNDAMPED = 1e-9
 """Modes with ``|lambda| >= 1 - UNDAMPED`` are lines (delta peaks) of the spectrum, not part of the continuum."""
 
+EXACT_STEPS = 256
+"""Correlations whose powers of ``T`` all stay within this many steps are stepped exactly from a solved steady
+state (``method='eig'``, no ``initial_state``): no modes are needed, and finding them costs more steps."""
+
+SOLVE_RCOND = 1e-6
+"""Below this reciprocal condition number of ``1 - T + v r`` the solved steady state is not trusted (the steady
+state may not be unique) and the modes decide."""
+
 CHECK_STEPS = 20
 """Lags at which the eigendecomposition is checked against step-by-step propagation."""
 
@@ -80,38 +96,53 @@ _CHUNK = 2048  # lags per matrix-vector product in ``_series``
 
 
 class _Stationary(NamedTuple):
-    """The transfer map (and its dense matrix, acting on columns), its modes and the steady state."""
+    """The transfer map (``T`` on columns), its modes and the steady state."""
 
     transfer: TransferMap
-    matrix: np.ndarray
-    modes: SlowModes  # the slow modes after an exact head, or every mode (method='dense', or the fallback)
+    forward: Apply  # x -> T x, by the structured step
+    modes: Optional[
+        SlowModes
+    ]  # the slow modes after an exact head, or every mode; None: every power is stepped
     state: np.ndarray  # s_ss
     dense: Optional[SlowModes]  # with a dense eigendecomposition: the modes of T^T (from the same one)
 
     def left_modes(self, top: int) -> Optional[SlowModes]:
         """Modes of ``T^T`` for powers up to ``top`` (``None``: none needed, ``top`` is within the head)."""
+        if self.modes is None:
+            return None
         if self.dense is not None:
             return self.dense
         if top <= self.modes.head:
             return None
-        return slow_modes(self.matrix.T, _limit(self.matrix)) or dense_modes(self.matrix)[1]
+        size = len(self.state)
+        backward = on_columns(self.transfer.back)
+        return slow_modes(backward, size, _limit(size)) or dense_modes(dense_matrix(self.transfer))[1]
 
 
-def _limit(matrix: np.ndarray) -> int:
+def _limit(size: int) -> int:
     """Steps within which the slow modes must separate (beyond them the dense eigendecomposition is cheaper)."""
-    return max(256, 4 * matrix.shape[0])
+    return max(256, 4 * size)
 
 
-def _stationary(transfer: TransferMap, initial_state: Any, dense: bool = False) -> _Stationary:
-    """The transfer map's (slow) modes and the steady state they select."""
+def _stationary(
+    transfer: TransferMap, initial_state: Any, dense: bool = False, top: Optional[int] = None
+) -> _Stationary:
+    """The transfer map's (slow) modes and the steady state they select; for powers up to ``top <=
+    EXACT_STEPS`` (and no ``initial_state``) the steady state from one linear solve and no modes."""
     if transfer.traced:
         raise TypeError(
             "Under jax.grad, jit or vmap the eigendecomposition (method='eig') cannot run: use the default "
             "method (compute_spectrum: 'solve'; the others: step by step from a solved steady state)."
         )
     size = int(np.prod(transfer.shape))
-    matrix = transfer.step(np.identity(size, dtype=config.NpDtype)).T
-    modes = None if dense else slow_modes(matrix, _limit(matrix))
+    forward = on_columns(transfer.step)
+    dim = transfer.dim
+    trace_row = read_row(transfer, np.identity(dim))
+    if not dense and initial_state is None and top is not None and top <= EXACT_STEPS:
+        solved = unique_state(transfer, SOLVE_RCOND, UNIT_TOLERANCE)
+        if solved is not None:
+            return _Stationary(transfer, forward, None, solved / (trace_row @ solved), None)
+    modes = None if dense else slow_modes(forward, size, _limit(size))
     left = None
     if modes is None:
         if size > DENSE_LIMIT:
@@ -119,7 +150,7 @@ def _stationary(transfer: TransferMap, initial_state: Any, dense: bool = False) 
                 f"The transfer map has dimension {size} (bonds {transfer.shape[:-1]}), above DENSE_LIMIT "
                 f"({DENSE_LIMIT}), and its slow modes do not separate: use a larger epsrel for the process tensor."
             )
-        modes, left = dense_modes(matrix)
+        modes, left = dense_modes(dense_matrix(transfer))
     values = modes.values
     unit = np.flatnonzero(np.abs(values - 1.0) < UNIT_TOLERANCE)
     if len(unit) == 0:
@@ -127,7 +158,6 @@ def _stationary(transfer: TransferMap, initial_state: Any, dense: bool = False) 
             "The transfer map has no eigenvalue 1 (the process tensor does not preserve the trace): "
             f"largest |lambda| = {np.max(np.abs(values)):.3e}."
         )
-    dim = transfer.dim
     if initial_state is None:
         if len(unit) > 1:
             raise ValueError(
@@ -142,13 +172,13 @@ def _stationary(transfer: TransferMap, initial_state: Any, dense: bool = False) 
         start = np.kron(transfer.left, rho.reshape(-1))
         # the part of the initial state in the eigenvalue-1 subspace (the spectral projector), read where the
         # state has settled into the slow modes (k steps on), with the unit modes' lambda^k undone
-        _, seam, coefficients = walk(matrix, modes, start[:, None], np.inf, None)
+        _, seam, coefficients = walk(forward, modes, start[:, None], np.inf, None)
         assert coefficients is not None
         state = modes.vectors[:, unit] @ (coefficients[unit, 0] / values[unit] ** seam)
-    trace = read_row(transfer, np.identity(dim)) @ state
+    trace = trace_row @ state
     if abs(trace) < 1e-12:
         raise ValueError("The initial state has no weight in a steady state (its trace vanishes there).")
-    return _Stationary(transfer, matrix, modes, state / trace, left)
+    return _Stationary(transfer, forward, modes, state / trace, left)
 
 
 def _series(values: np.ndarray, weights: np.ndarray, num_steps: int) -> np.ndarray:
@@ -187,9 +217,9 @@ def _one_side(
     (``'propagate'``); the dense eigendecomposition (checked against propagation over the first steps)."""
     if method == "propagate":
         return _propagated(stationary, row, start, num_steps)
-    if stationary.dense is None:
-        return advance(stationary.matrix, stationary.modes, start[:, None], np.arange(num_steps + 1), row)[0]
     modes = stationary.modes
+    if stationary.dense is None or modes is None:
+        return advance(stationary.forward, modes, start[:, None], np.arange(num_steps + 1), row)[0]
     series = _series(modes.values, (row @ modes.vectors) * modes.coordinates(start), num_steps)
     check = min(num_steps, CHECK_STEPS)
     reference = _propagated(stationary, row, start, check)
@@ -244,9 +274,11 @@ def compute_stationary_correlations(
     method: str
         ``'eig'`` (default): the first lags step by step, until the state has settled into the transfer map's
         slow modes (those that outlive the fast ones by ``1 / SEAM_TOLERANCE``), every later lag from the
-        slow modes' eigendecomposition; ``'dense'``: every lag from the dense eigendecomposition of the whole
-        map (checked against propagation over the first ``CHECK_STEPS`` lags; ``UserWarning`` if it deviates by
-        more than ``EIG_TOLERANCE``; what ``'eig'`` falls back to where no slow modes separate);
+        slow modes' eigendecomposition (for ``num_steps <= EXACT_STEPS`` and no ``initial_state``: the steady
+        state from one linear solve and every lag step by step); ``'dense'``: every lag from the dense
+        eigendecomposition of the whole map (checked against propagation over the first ``CHECK_STEPS``
+        lags; ``UserWarning`` if it deviates by more than ``EIG_TOLERANCE``; what ``'eig'`` falls back to where
+        no slow modes separate);
         ``'propagate'``: step by step from the steady state.  When ``oqupy_jax`` traces the system (``jax.grad``,
         ``jax.vmap``) the steady state is solved for (it must be unique) and the lags are one ``lax.scan``.
     progress_type: str
@@ -276,7 +308,7 @@ def compute_stationary_correlations(
                 return scan_rows(matrix, apply_super(transfer, superoperator, state[None]), steps, row)[:, 0]
 
         else:
-            stationary = _stationary(transfer, initial_state, method == "dense")
+            stationary = _stationary(transfer, initial_state, method == "dense", steps)
 
             def side(superoperator: np.ndarray, row: np.ndarray) -> Any:
                 start = apply_super(transfer, superoperator, stationary.state[None])[0]
@@ -446,7 +478,8 @@ def _transform(
     undamped modes: the exact head ``k < K`` summed directly, the slow modes' tail ``w lambda^(k - K)`` in
     closed form (``z^K w / (1 - lambda z)``).  Also ``c_0`` (less the undamped modes) and the undamped modes."""
     modes = stationary.modes
-    records, seam, coefficients = walk(stationary.matrix, modes, start[:, None], np.inf, row)
+    assert modes is not None  # top=None: the modes are found
+    records, seam, coefficients = walk(stationary.forward, modes, start[:, None], np.inf, row)
     assert coefficients is not None
     values = modes.values
     weights = (row @ modes.vectors) * coefficients[:, 0]  # c_(K + j) = sum_m weights_m values_m^j
@@ -468,21 +501,6 @@ def _transform(
     return total, first, lines
 
 
-def _gap_list(gaps: Any, count: int) -> List[np.ndarray]:
-    """``gaps`` as ``count`` arrays of non-negative step counts."""
-    if not isinstance(gaps, (list, tuple)) or len(gaps) != count:
-        raise ValueError(f"Argument 'gaps' must be a list of {count} entries (one per pair of operators).")
-    result = []
-    for entry in gaps:
-        steps = np.atleast_1d(np.asarray(entry))
-        if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.integer):
-            raise TypeError("Each entry of 'gaps' must be an int or a sequence of ints (numbers of steps).")
-        if np.any(steps < 0):
-            raise ValueError("The entries of 'gaps' must be non-negative numbers of steps.")
-        result.append(steps.astype(np.int64))
-    return result
-
-
 def compute_stationary_multitime_correlations(
     system: System,
     process_tensor: Any,
@@ -502,7 +520,9 @@ def compute_stationary_multitime_correlations(
     from the 'right' multiplies the state from the right (it acts on the bra): the pathways of a third-order
     response function are such combinations (see the Spectra page).  Every gap is a power of the transfer map: with
     ``method='eig'`` (default) step by step up to the seam and through the slow modes beyond it (the last gap
-    from the read-out's side, ``O(M)`` per entry), for a map of dimension ``M``; ``'dense'`` through the dense
+    from the read-out's side, ``O(M)`` per entry), for a map of dimension ``M`` (with every gap within
+    ``EXACT_STEPS`` and no ``initial_state``: a solved steady state and exact steps only, no modes needed);
+    ``'dense'`` through the dense
     eigendecomposition; with ``'propagate'`` step by step, all
     combinations of the earlier gaps advanced together as one block (one ``lax.scan`` per gap in
     ``oqupy_jax``: what runs, the default, when the system is traced, so ``jax.grad`` and ``jax.vmap`` go
@@ -535,7 +555,7 @@ def compute_stationary_multitime_correlations(
     for order in ops_order:
         if order not in ("left", "right"):
             raise ValueError(f"Entries of 'ops_order' must be 'left' or 'right', not {order!r}.")
-    steps = _gap_list(gaps, len(operators) - 1)
+    steps = check_gaps(gaps, len(operators) - 1)
     transfer = transfer_map(system, process_tensor, dt)
     method = ("propagate" if transfer.traced else "eig") if method is None else method
     if method not in ("eig", "dense", "propagate"):
@@ -548,9 +568,10 @@ def compute_stationary_multitime_correlations(
         _traced_only(initial_state)
         matrix, state, _ = solved_state(transfer)
     else:
-        stationary = _stationary(transfer, initial_state, method == "dense")
+        top = max(int(gap.max()) for gap in steps)
+        stationary = _stationary(transfer, initial_state, method == "dense", top)
         state = stationary.state
-        matrix = stationary.matrix
+        matrix = dense_matrix(transfer) if method == "propagate" else None
     if method == "propagate":  # every combination of gaps so far as one row of a block, advanced by scans
         xp = array_namespace(matrix)
         rows = apply_super(transfer, supers[0], state[None])
@@ -562,10 +583,11 @@ def compute_stationary_multitime_correlations(
     # columns: the state after O_1 ... O_i, one column per combination of the gaps so far
     columns = apply_super(transfer, supers[0], stationary.state[None]).T
     for gap, superoperator in zip(steps[:-1], supers[1:-1]):
-        propagated = advance(stationary.matrix, stationary.modes, columns, gap).reshape(len(state), -1)
+        propagated = advance(stationary.forward, stationary.modes, columns, gap).reshape(len(state), -1)
         columns = apply_super(transfer, superoperator, propagated.T).T  # (M, P * G)
     # the last gap from the read-out's side: row . T^g (columns of T^T's powers), against every column
     last = steps[-1]
     left = stationary.left_modes(int(last.max()))
-    rows = advance(stationary.matrix.T, left, read_row(transfer, matrices[-1])[:, None], last)[:, 0, :]
+    backward = on_columns(transfer.back)
+    rows = advance(backward, left, read_row(transfer, matrices[-1])[:, None], last)[:, 0, :]
     return delays, (columns.T @ rows).reshape(shape)
