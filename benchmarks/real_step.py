@@ -15,6 +15,12 @@ Forms timed, each as ``jax.jit`` of a ``lax.scan`` over ``--steps`` steps and as
   product (both rows of the pair against ``[c_A, c_B]``: every cell matrix read once), then the sums above;
 - ``real gather``: every index as ``[s_x, s_swap(x)] @ [c_x; c'_x]`` in one batched product (the fixed
   indices' second half zero: twice the flops of the pairs form, one product);
+- ``real block`` (what ``compute_dynamics`` runs, ``_propagation.contract_real_uniform``): the real basis
+  ordered fixed indices first, then each pair's two rows adjacent, so that a pair is one row ``[s_A, s_B]`` (a
+  reshape) times the block ``[[c_A, c_B], [-c_B, c_A]] / sqrt 2``, the fixed indices one batched product;
+- ``real pairs (layout)``: the pairs form in that order (no gather or scatter);
+- ``real dense``, ``real dense2``: every ``s_y c_z`` in one plain product ``(d^2, chi) @ (chi, d^2 chi)``, then
+  the combinations (``d^4`` products instead of ``d^2``, each cell matrix read once).
 
 CPU time per step (``time.process_time``, median of ``--rounds``), one thread (set below, before importing
 NumPy and JAX).  The cells are built from random unitary (complex) and orthogonal (fixed indices) matrices, so
@@ -153,10 +159,11 @@ def _forms(xp, p):
 
     # block form: the real basis ordered [fixed..., A_1, B_1, A_2, B_2, ...], so that a pair's two rows are one
     # row of length 2 chi (a view), multiplied by [[c_A, c_B], [-c_B, c_A]] / sqrt 2
-    layout = np.concatenate([fixed, pairs.reshape(-1)])
     num_fixed, num_pairs = len(fixed), len(pairs)
     ca, cb = p["real_cell"][pairs[:, 0]], p["real_cell"][pairs[:, 1]]
-    block = xp.asarray(root * np.concatenate([np.concatenate([ca, cb], -1), np.concatenate([-cb, ca], -1)], 1))
+    block = xp.asarray(
+        root * np.concatenate([np.concatenate([ca, cb], -1), np.concatenate([-cb, ca], -1)], 1)
+    )
 
     def block_step(state, enter, leave, cap):
         # state, enter, leave in the ``layout`` order
