@@ -11,8 +11,9 @@ from typing import Any, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from oqupy import config
-from oqupy._boundary import array_namespace
+from oqupy._boundary import array_namespace, is_traced
 from oqupy._codegen import BACKEND
+from oqupy._influences import conjugation_basis
 from oqupy._mps import bucket
 from oqupy._validation import finite_float, positive_float
 from oqupy.control import Control
@@ -29,6 +30,8 @@ __all__ = [
     "Controls",
     "Environment",
     "PaddedEnvironment",
+    "RealForm",
+    "RealInputs",
     "Setup",
     "StepMatrices",
     "Uniform",
@@ -39,6 +42,9 @@ __all__ = [
     "prepare",
     "process_tensor_list",
     "propagators",
+    "real_basis",
+    "real_inputs",
+    "real_uniform",
     "stack_padded",
     "step_indices",
     "step_matrices",
@@ -50,10 +56,35 @@ CHUNK_STEPS = 1024
 
 
 class Uniform(NamedTuple):
-    """The repeating tensor of a uniform process tensor and its cap (the same at every step)."""
+    """The repeating tensor of a uniform process tensor and its cap (the same at every step).
+
+    In the coupling's basis (``pairs`` None) ``cell`` is the complex ``T[p, f, a]`` stored as ``cell[a, p, f]``.
+    In the real basis of :func:`real_basis` (:func:`real_uniform`) ``cell`` holds the real matrices of the
+    fixed indices, ``[x, p, f]``, and ``pairs`` one real ``(2 chi, 2 chi)`` block per pair ``(A, B)``:
+    ``[[c_A, c_B], [-c_B, c_A]] / sqrt 2``, so that ``[s_A, s_B] @ block`` is the pair's new ``[s_A, s_B]``.
+    """
 
     cell: np.ndarray  # T[p, f, a] stored as cell[a, p, f] (contiguous: one matrix per path index)
     cap: np.ndarray  # v_r
+    pairs: Optional[np.ndarray] = None  # the real form's blocks, one per pair of indices (None: complex)
+
+
+class RealForm(NamedTuple):
+    """A uniform process tensor in the real basis (:func:`real_uniform`)."""
+
+    uniform: Uniform  # the cell (fixed indices and pair blocks) and its cap, real
+    left: np.ndarray  # v_l, real
+
+
+class RealInputs(NamedTuple):
+    """What the step loop takes in the real basis (:func:`real_inputs`), all real."""
+
+    basis: np.ndarray  # Q: the real state is Q vec(rho) on the system leg; vec(rho) = Q^dagger s_real
+    enter: np.ndarray
+    leave: np.ndarray
+    links: Tuple[np.ndarray, ...]
+    uniform: Tuple[Uniform, ...]
+    states: np.ndarray  # (*batch, chi_1, ..., chi_E, d^2)
 
 
 class Environment(NamedTuple):
@@ -70,6 +101,7 @@ class Environment(NamedTuple):
     uniform: Optional[Uniform] = None
     left: Optional[np.ndarray] = None
     padded: Optional["PaddedEnvironment"] = None  # oqupy_jax: tensors and caps stacked on the device
+    real: Optional[RealForm] = None  # a uniform one in the real basis, where its cell is real there
 
 
 class PaddedEnvironment(NamedTuple):
@@ -177,7 +209,8 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
     transform_out = identity if pt.transform_out is None else pt.transform_out
     if isinstance(pt, TtiProcessTensor):
         uniform = Uniform(np.ascontiguousarray(np.transpose(pt.cell, (2, 0, 1))), pt.right_boundary)
-        return Environment([], [], transform_in, transform_out, uniform, pt.left_boundary)
+        real = pt.derived(REAL_FORM_KEY, lambda: real_uniform(pt))
+        return Environment([], [], transform_in, transform_out, uniform, pt.left_boundary, real=real)
     pt.check_consistency()
     tensors = [np.asarray(pt.get_raw_mpo_tensor(step), dtype=config.NpDtype) for step in range(num_steps)]
     caps = pt.get_cap_tensors()[: num_steps + 1]
@@ -187,6 +220,93 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
         return Environment(tensors, caps, transform_in, transform_out, padded=padded)
     else:
         return Environment(tensors, caps, transform_in, transform_out)
+
+
+REAL_FORM_KEY = -1
+"""The key of a uniform process tensor's real form among what dynamics derive from it (``derived``)."""
+
+REAL_TOLERANCE = 1e-12
+"""Largest imaginary part, relative to the largest entry, that a tensor or matrix in the real basis may have as
+rounding (a propagator of a Hermitian Hamiltonian or Lindbladian: about 1e-16)."""
+
+
+def real_basis(dimension: int) -> Tuple[np.ndarray, int]:
+    """``(Q, f)``: the real basis of ``vec(rho)`` for ``d = dimension``, and its number of fixed indices.
+
+    The rows of :func:`oqupy._influences.conjugation_basis` for the swap ``(i, j) -> (j, i)``, reordered: the
+    ``f`` fixed indices ``(i, i)`` first, then each pair's ``A = (x_ij + x_ji) / sqrt 2`` and
+    ``B = (x_ij - x_ji) / (i sqrt 2)`` next to each other (one row of length ``2 chi`` per pair in the loop).
+    ``Q vec(rho)`` is real for a Hermitian ``rho``; a Hermiticity-preserving superoperator ``M`` (the loop applies
+    ``s -> M^T s``) is real as ``conj(Q) M Q^T``.
+    """
+    path = np.arange(dimension * dimension)
+    swap = (path % dimension) * dimension + path // dimension
+    fixed = [int(x) for x in path if swap[x] == x]
+    pairs = [int(index) for x in path if x < swap[x] for index in (x, swap[x])]
+    return conjugation_basis(swap)[fixed + pairs], len(fixed)
+
+
+def _real_part(array: np.ndarray) -> Optional[np.ndarray]:
+    """``array`` as a real array if its imaginary part is rounding (:data:`REAL_TOLERANCE`), else None."""
+    scale = float(np.abs(array).max()) if array.size else 0.0
+    if array.size and float(np.abs(array.imag).max()) > REAL_TOLERANCE * scale:
+        return None
+    return np.ascontiguousarray(array.real)
+
+
+def real_uniform(pt: TtiProcessTensor) -> Optional[RealForm]:
+    """The cell of ``pt`` in the real basis (:func:`real_basis`), or None where it is not real there.
+
+    Real for a cell that :class:`oqupy.TtiPtTempo` built in the real basis (``f[:, swap a, :] = conj(f[:, a,
+    :])`` with real boundary vectors); a cell of an older build, or one read from a file written before, has a
+    complex gauge and keeps the complex step.
+    """
+    dimension = pt.hilbert_space_dimension
+    cell = pt.cell  # T[p, f, a]
+    if cell.shape[2] != dimension * dimension:
+        return None
+    basis, fixed = real_basis(dimension)
+    real_cell = _real_part(np.einsum("Aa,pfa->Apf", basis, cell))
+    left, right = _real_part(pt.left_boundary), _real_part(pt.right_boundary)
+    if real_cell is None or left is None or right is None:
+        return None
+    first, second = real_cell[fixed::2], real_cell[fixed + 1 :: 2]  # c_A, c_B of each pair
+    blocks = np.sqrt(0.5) * np.concatenate(
+        [np.concatenate([first, second], axis=2), np.concatenate([-second, first], axis=2)], axis=1
+    )
+    return RealForm(Uniform(np.ascontiguousarray(real_cell[:fixed]), right, blocks), left)
+
+
+def real_inputs(
+    environments: List[Environment], matrices: StepMatrices, vectors: Any
+) -> Optional[RealInputs]:
+    """The step loop's inputs in the real basis (:func:`real_basis`), or None where the complex loop must run.
+
+    The real loop runs when every environment is a uniform process tensor with a real form (:func:`real_uniform`),
+    the initial states are Hermitian and every step matrix preserves Hermiticity (a Hermitian Hamiltonian,
+    Lindblad operators of any kind, controls that preserve Hermiticity): a quarter of the complex loop's
+    multiplications.  Otherwise (a finite process tensor among the environments, a non-Hermitian Hamiltonian or
+    initial state, a control such as ``left_super(sigma_+)`` of a correlation function, or traced values in
+    ``oqupy_jax``, whose imaginary parts cannot be checked) None.
+    """
+    if not environments or any(env.real is None for env in environments):
+        return None
+    if is_traced(matrices.enter, matrices.leave, matrices.links, vectors):
+        return None
+    dimension = int(round(math.sqrt(np.shape(vectors)[-1])))
+    basis, _ = real_basis(dimension)
+    # s -> M^T s becomes s_real -> (conj(Q) M Q^T)^T s_real
+    enter = _real_part(basis.conj() @ np.asarray(matrices.enter) @ basis.T)
+    leave = _real_part(basis.conj() @ np.asarray(matrices.leave) @ basis.T)
+    links = [_real_part(basis.conj() @ np.asarray(link) @ basis.T) for link in matrices.links]
+    states = _real_part(np.asarray(vectors) @ basis.T)
+    if enter is None or leave is None or states is None or any(link is None for link in links):
+        return None
+    for env in environments:
+        assert env.real is not None
+        states = states[..., None, :] * env.real.left[:, None]
+    uniform = tuple(env.real.uniform for env in environments if env.real is not None)
+    return RealInputs(basis, enter, leave, tuple(link for link in links if link is not None), uniform, states)
 
 
 def propagators(

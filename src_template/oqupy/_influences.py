@@ -208,6 +208,12 @@ class Influences:
             return None
         return conjugation_basis(swap_path), conjugation_basis(swap_north), conjugation_basis(swap_west)
 
+    @property
+    def real_bases(self) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``conjugation_basis`` of the path index, the north and the west classes (None: the tensors are
+        complex, in the coupling's basis: ``real`` not asked for, or the classes do not map onto each other)."""
+        return self._bases
+
     def _matrix(self, eta: Any) -> np.ndarray:
         return line_influence(
             eta, self.comm[self.north_rep], self.acomm[self.north_rep], self.comm[self.west_rep]

@@ -12,7 +12,7 @@ import numpy as np
 
 from oqupy import config
 from oqupy._codegen import BACKEND, host, kernel
-from oqupy._dynamics_setup import Environment, Uniform
+from oqupy._dynamics_setup import Environment, RealInputs, Uniform
 from oqupy._loops import scan, vmap
 
 if BACKEND == "jax":
@@ -26,11 +26,13 @@ __all__ = [
     "Step",
     "by_index",
     "contract_environment",
+    "contract_real_uniform",
     "dynamics_step",
     "loop_inputs",
     "propagate",
     "propagate_batch",
     "read_out",
+    "real_loop",
     "read_out_batch",
 ]
 
@@ -100,6 +102,16 @@ def loop_inputs(environments: List[Environment], vectors: np.ndarray) -> Loop:
     return Loop(tuple(tensors), tuple(caps), tuple(uniform), states)
 
 
+def real_loop(real: RealInputs) -> Loop:
+    """:class:`Loop` of the step loop in the real basis (:func:`oqupy._dynamics_setup.real_inputs`): every
+    environment uniform, its real cell on the device once per call."""
+    uniform = tuple(
+        Uniform(np.asarray(cell.cell), np.asarray(cell.cap), np.asarray(cell.pairs)) for cell in real.uniform
+    )
+    nothing = tuple(None for _ in uniform)
+    return Loop(nothing, nothing, uniform, real.states)
+
+
 @host
 def by_index(tensor: np.ndarray) -> np.ndarray:
     """An MPO tensor in the loop's layout: ``T[p, f, x]`` as the contiguous ``by_index[x, p, f]`` (one matrix per
@@ -123,6 +135,28 @@ def contract_environment(state: np.ndarray, tensor: np.ndarray, axis: int) -> np
     else:
         moved = np.einsum("i...p,pfio->o...f", moved, tensor)
     return np.moveaxis(moved, -1, axis + 1)
+
+
+def contract_real_uniform(
+    state: np.ndarray, fixed_cells: np.ndarray, blocks: np.ndarray, axis: int
+) -> np.ndarray:
+    """:func:`contract_environment` for a uniform cell in the real basis (:class:`Uniform` with ``pairs``: the
+    fixed indices' matrices ``fixed_cells[x, p, f]`` and the pairs' ``blocks``; the state's system leg ordered as
+    :func:`oqupy._dynamics_setup.real_basis`: fixed indices, then the pairs).
+
+    A fixed index ``x`` takes ``s_x c_x``; a pair takes ``[s_A, s_B] @ [[c_A, c_B], [-c_B, c_A]] / sqrt 2``, the
+    complex product ``s_a T_a`` in its real and imaginary parts.  Both are real batched matrix products, the pair's
+    rows made by a reshape of the state (its two rows are adjacent).
+    """
+    moved = np.moveaxis(state, axis + 1, -1)  # (x, other bonds, p)
+    fixed = fixed_cells.shape[0]
+    pairs, width, twice = blocks.shape  # (pairs, 2 p, 2 f)
+    others = moved.shape[1:-1]
+    out_fixed = _contract_by_index(moved[:fixed], fixed_cells)
+    rows = np.moveaxis(moved[fixed:].reshape((pairs, 2) + moved.shape[1:]), 1, -2).reshape(pairs, -1, width)
+    out_pairs = np.matmul(rows, blocks).reshape((pairs,) + others + (2, twice // 2))
+    out_pairs = np.moveaxis(out_pairs, -2, 1).reshape((2 * pairs,) + others + (twice // 2,))
+    return np.moveaxis(np.concatenate([out_fixed, out_pairs], axis=0), -1, axis + 1)
 
 
 def read_out(state: np.ndarray, caps: Sequence[Any]) -> np.ndarray:
@@ -163,9 +197,12 @@ def dynamics_step(carry: Tuple[Any, Any, Any, Any, Any], step: Step) -> Tuple[An
     for axis, stack in enumerate(tensors):
         if axis > 0:
             state = _on_system(links[axis - 1], state)
-        # a uniform environment's cell is stored as ``cell[x, p, f]``, the loop's layout of a rank-3 tensor
-        tensor = stack[step.index] if uniform[axis] is None else uniform[axis].cell
-        state = contract_environment(state, tensor, axis)
+        if uniform[axis] is not None and uniform[axis].pairs is not None:
+            state = contract_real_uniform(state, uniform[axis].cell, uniform[axis].pairs, axis)
+        else:
+            # a uniform environment's cell is stored as ``cell[x, p, f]``, the loop's layout of a rank-3 tensor
+            tensor = stack[step.index] if uniform[axis] is None else uniform[axis].cell
+            state = contract_environment(state, tensor, axis)
     state = _on_system(step.leave, state)
     return (state, links, uniform, tensors, all_caps), rho
 

@@ -33,14 +33,14 @@ contraction*, Phys. Rev. Lett. 132, 200403 (2024).
 """
 
 import math
-from typing import Any, List, NamedTuple, Optional
+from typing import Any, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
 from oqupy import config
-from oqupy._influences import Influences
+from oqupy._influences import REAL_TOLERANCE, Influences
 from oqupy._mps import truncation_rank
 
 __runs_on__ = "host"
@@ -49,6 +49,10 @@ __all__ = ["Lanes", "UniformInfluence", "boundary_vectors", "uniform_influence"]
 
 DENSE_EIG_LIMIT = 600
 """Bond dimensions up to this use a dense eigensolver for the boundary vectors, larger ones Arnoldi."""
+
+
+WEIGHT_TOLERANCE = 1e-10
+"""Trace weights below this (relative to the largest) are rounding: their path index is not traced."""
 
 
 class UniformInfluence(NamedTuple):
@@ -111,10 +115,54 @@ def _dominant(matrix: np.ndarray, left: bool) -> tuple:
     return values[0], vectors[:, 0]
 
 
+def _lane_bases(influences: Influences, lanes: Lanes) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The real bases of the path index and of the two legs' values (the classes, and ``∅`` as a fixed index in
+    a lane of its own where it has one), or None where the influences have none (then the build is complex)."""
+    bases = influences.real_bases
+    if bases is None:
+        return None
+    path, north, west = bases
+    for basis, empty in ((north, lanes.empty_north), (west, lanes.empty_west)):
+        # ``∅`` shares a class only with indices that couple to nothing, which the swap maps onto themselves
+        if empty < basis.shape[0] and basis[empty, empty] != 1.0:
+            return None
+    extended = []
+    for basis, size in ((north, lanes.north), (west, lanes.west)):
+        lane_basis = np.identity(size, dtype=config.NpDtype)
+        lane_basis[: basis.shape[0], : basis.shape[0]] = basis
+        extended.append(lane_basis)
+    return path, extended[0], extended[1]
+
+
+def _real(tensor: np.ndarray) -> np.ndarray:
+    """``tensor`` (made of real quantities in the real basis) as a real array; its imaginary part is rounding."""
+    assert np.abs(tensor.imag).max() <= REAL_TOLERANCE * max(float(np.abs(tensor).max()), 1e-300), (
+        "A tensor of the uniform influence is not real in the conjugation basis of the coupling's classes."
+    )
+    return np.ascontiguousarray(tensor.real)
+
+
+def _gated(pair: np.ndarray, gate: np.ndarray, bases: Optional[tuple]) -> np.ndarray:
+    """``pair[l, c, w, r]`` multiplied by the gate ``I[c, w]``: elementwise in the coupling's basis, as the real
+    matrix ``(N x W) diag(I) (N x W)^dagger`` in the real one (``N``, ``W``: the legs' bases)."""
+    if bases is None:
+        return pair * gate[None, :, :, None]
+    _, north, west = bases
+    operator = _real(
+        np.einsum("Cc,Ww,cw,Dc,Vw->CWDV", north, west, gate, north.conj(), west.conj(), optimize=True)
+    )
+    return np.transpose(np.tensordot(pair, operator, axes=((1, 2), (2, 3))), (0, 2, 3, 1))
+
+
 def uniform_influence(
     influences: Influences, dkmax: int, epsrel: float, weights: np.ndarray, progress: Optional[Any] = None
 ) -> UniformInfluence:
     """The uniform influence functional of memory ``dkmax`` (module docstring), truncated with ``epsrel``.
+
+    Built in the real basis of the swap ``(i, j) -> (j, i)`` where the influences have one
+    (``Influences(..., real=True)``: every gate, site and SVD real, and the cell, once turned back to the
+    coupling's basis, satisfies ``f[:, swap a, :] = conj(f[:, a, :])`` with real boundary vectors; see
+    :func:`oqupy._dynamics_setup.real_uniform`), in the coupling's basis (complex) otherwise.
 
     Parameters
     ----------
@@ -133,8 +181,12 @@ def uniform_influence(
     influences.extend(dkmax)
     north, west = influences.north, influences.west
     lanes = _lanes(influences)
+    bases = _lane_bases(influences, lanes)
     v_site: np.ndarray = np.full((1, lanes.west, 1), 1.0 / np.sqrt(lanes.west), dtype=config.NpDtype)
     d_site: np.ndarray = np.full((1, lanes.north, 1), 1.0 / np.sqrt(lanes.north), dtype=config.NpDtype)
+    if bases is not None:
+        v_site = _real(np.einsum("Ww,lwr->lWr", bases[2], v_site))
+        d_site = _real(np.einsum("Cc,lcr->lCr", bases[1], d_site))
     weights_before = np.ones(1, dtype=config.NpDtypeReal)
     ranks: List[int] = []
     discarded, cutoff_influence = 0.0, 0.0
@@ -144,8 +196,8 @@ def uniform_influence(
     stationary: Any = math.inf if math.isinf(extra) else dkmax + int(math.ceil(extra / parameters.dt)) + 1
     for lag in range(dkmax, 0, -1):
         gate = _extended(influences.get(lag, stationary), lanes)
-        # the pair (v, d), gated and swapped to (d, v)
-        pair = np.transpose(np.tensordot(v_site, d_site, axes=1), (0, 2, 1, 3)) * gate[None, :, :, None]
+        # the pair (v, d), swapped to (d, v) and gated
+        pair = _gated(np.transpose(np.tensordot(v_site, d_site, axes=1), (0, 2, 1, 3)), gate, bases)
         bond, paths_d, paths_v, right = pair.shape
         theta = (weights_before[:, None, None, None] * pair).reshape(bond * paths_d, paths_v * right)
         _, values, vh = np.linalg.svd(theta, full_matrices=False)
@@ -160,17 +212,30 @@ def uniform_influence(
         ranks.append(rank)
         if progress is not None:
             progress.update(len(ranks))
-    # below the last layer both legs of a time hold its own path index
+    # below the last layer both legs of a time hold its own path index (in the real basis: the classes' values
+    # first, ``∅``'s own lane, a fixed index, last)
     pair = np.tensordot(v_site[:, : west.shape[0], :], d_site[:, : north.shape[0], :], axes=1)
-    cell = np.einsum("lwcr,wa,ca,a->lar", pair, west, north, influences.self_influence, optimize=True)
+    cell = np.einsum("lwcr,awc->lar", pair, influences.network.close, optimize=True)
     empty = v_site[:, lanes.empty_west, :] @ d_site[:, lanes.empty_north, :]
-    cell, left, right_vector = boundary_vectors(cell, empty, weights)
+    if bases is None:
+        cell, left, right_vector = boundary_vectors(cell, empty, weights)
+    else:
+        path = bases[0]
+        # sum_a w_a f[:, a, :] = sum_A (conj(R) w)_A f_real[:, A, :]
+        cell, left, right_vector = boundary_vectors(cell, empty, _real(path.conj() @ weights), real=True)
+        cell = np.einsum("Aa,lAr->lar", path.conj(), cell)  # back to the coupling's basis
     return UniformInfluence(cell, left, right_vector, ranks, discarded, cutoff_influence)
 
 
-def boundary_vectors(cell: np.ndarray, empty: np.ndarray, weights: np.ndarray) -> tuple:
+def _real_vector(vector: np.ndarray) -> np.ndarray:
+    """An eigenvector of a real matrix to a real eigenvalue, turned real (its phase removed)."""
+    largest = vector[int(np.argmax(np.abs(vector)))]
+    return _real(vector * (abs(largest) / largest))
+
+
+def boundary_vectors(cell: np.ndarray, empty: np.ndarray, weights: np.ndarray, real: bool = False) -> tuple:
     """``(f, v_l, v_r)`` of the module docstring: ``f`` divided by the traced transfer matrix's eigenvalue and
-    made causal.
+    made causal; with ``real`` (a real ``f`` and ``empty``, in the real basis) real vectors and a real ``f``.
 
     ``empty`` is ``f[:, ∅, :]``; ``weights`` the trace weights of the path index.  Causality: a time whose
     path index is traced (every ``a`` with ``w_a != 0``) must not influence the past, ``f[:, a, :] v_r = v_r``;
@@ -179,8 +244,13 @@ def boundary_vectors(cell: np.ndarray, empty: np.ndarray, weights: np.ndarray) -
     """
     value, right = _dominant(np.einsum("lar,a->lr", cell, weights), left=False)
     _, left = _dominant(empty, left=True)
+    if real:
+        # the eigenvalue that keeps the trace is 1 up to the truncation: real, and so are its vectors
+        value, right, left = float(_real(np.atleast_1d(value))[0]), _real_vector(right), _real_vector(left)
     cell = cell / value
-    traced = np.flatnonzero(np.abs(weights) > 0.0)
+    # a weight is zero up to the rounding of the transforms into the coupling's basis (a spin-1 coupling S_x
+    # gives 1e-17 where a path index is not traced; taken as traced, its slice was forced to keep v_r)
+    traced = np.flatnonzero(np.abs(weights) > WEIGHT_TOLERANCE * np.abs(weights).max())
     defects = right[:, None] - np.einsum("lar,r->la", cell[:, traced, :], right)
     cell[:, traced, :] += np.einsum("la,r->lar", defects, right.conj() / np.vdot(right, right))
     overlap = left @ right

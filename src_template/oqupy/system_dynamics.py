@@ -28,12 +28,22 @@ from oqupy._dynamics_setup import (
     correlation_grid,
     prepare,
     propagators,
+    real_inputs,
     step_indices,
     step_matrices,
 )
 from oqupy._field_dynamics import compute_dynamics_with_field
 from oqupy._loops import shard
-from oqupy._propagation import Loop, Step, loop_inputs, propagate, propagate_batch, read_out, read_out_batch
+from oqupy._propagation import (
+    Loop,
+    Step,
+    loop_inputs,
+    propagate,
+    propagate_batch,
+    read_out,
+    read_out_batch,
+    real_loop,
+)
 from oqupy._validation import first_nonfinite_step
 from oqupy.control import Control
 from oqupy.dynamics import Dynamics
@@ -176,9 +186,16 @@ def compute_dynamics(
         prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
     bad = first_nonfinite_step(prop_1, prop_2)  # None when traced: values unknown
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    loop = loop_inputs(setup.environments, vector)
+    # uniform process tensors and a Hermiticity-preserving step: the loop in the real basis (real_inputs)
+    real = real_inputs(setup.environments, matrices, vector)
+    if real is None:
+        loop = loop_inputs(setup.environments, vector)
+    else:
+        loop, matrices = real_loop(real), StepMatrices(real.enter, real.leave, real.links)
     # the chunks' states joined once on the host (traced: with jax.numpy) and handed to Dynamics in one call
     rhos = concatenate_to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
+    if real is not None:
+        rhos = rhos @ real.basis.conj()  # vec(rho) = Q^dagger s_real
     steps = range(num_steps + 1) if record_all else [num_steps]
     times = [start + dt * step for step in steps]  # Python floats: concrete under ``jax.jit`` too
     kept = len(times)
@@ -283,7 +300,11 @@ def compute_dynamics_batch(
         bad = first_nonfinite_step(prop_1[broken], prop_2[broken]) or 0
         raise nonfinite_system_error(start + bad * dt, dt, None, f"system {broken} of 'systems'")
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    loop = loop_inputs(setup.environments, vectors)
+    real = real_inputs(setup.environments, matrices, vectors)
+    if real is None:
+        loop = loop_inputs(setup.environments, vectors)
+    else:
+        loop, matrices = real_loop(real), StepMatrices(real.enter, real.leave, real.links)
     if BACKEND == "jax":
         # each device reads the process tensors' whole stacks: copied to each once per device set, kept
         placed = [
@@ -299,6 +320,8 @@ def compute_dynamics_batch(
     matrices = StepMatrices(enter, leave, matrices.links)
     loop = Loop(loop.tensors, loop.caps, loop.uniform, states)
     rhos = np.concatenate(_forward(loop, matrices, num_steps, record_all, progress_type, True), axis=1)
+    if real is not None:
+        rhos = rhos @ real.basis.conj()  # vec(rho) = Q^dagger s_real
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
     return times, rhos[: len(systems)].reshape(len(systems), -1, dim, dim)
 

@@ -121,7 +121,7 @@ class TtiPtTempo(BaseAPIClass):
         if self._result is not None:
             return
         dkmax, epsrel = int(self._parameters.dkmax), self._parameters.epsrel  # type: ignore[arg-type]
-        influences = Influences(self._bath, self._parameters, self._unique)
+        influences = Influences(self._bath, self._parameters, self._unique, real=True)
         with get_progress(progress_type)(dkmax, title="--> TTI-PT-TEMPO computation") as progress:
             result = uniform_influence(influences, dkmax, epsrel, self._trace_weights(), progress)
         if result.cutoff_influence > epsrel**CUTOFF_WARNING_RATIO:
