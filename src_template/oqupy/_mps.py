@@ -13,7 +13,6 @@ from typing import Any, Tuple
 
 import numpy as np
 import scipy.linalg
-import scipy.linalg.lapack
 
 from oqupy._codegen import BACKEND, host, kernel
 
@@ -28,7 +27,7 @@ def truncation_rank(values: np.ndarray, epsrel: float, residual: float = 0.0) ->
     """Smallest rank whose discarded singular values have norm <= ``epsrel`` times the largest one.
 
     ``residual``: a norm discarded before (the part of a matrix outside a sketched range,
-    :func:`sketched_split`), added to every tail.
+    :func:`oqupy._pt_tempo_step.sketched_split`), added to every tail.
 
     The rank never cuts through a (numerically) degenerate multiplet: singular values within a relative
     ``DEGENERACY_RTOL`` of the last kept one are kept too.  Otherwise the kept subspace, and so the
@@ -119,30 +118,6 @@ def lapack_svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @host
-def orthonormal_columns(matrix: np.ndarray) -> np.ndarray:
-    """An isometry spanning the columns of ``matrix`` (the ``Q`` of a thin QR), on the host.
-
-    For a real tall matrix straight from LAPACK (``dgeqrf``, ``dorgqr``, as ``np.linalg.qr`` calls them), without
-    ``np.linalg.qr``'s checks, workspace queries and triangle, about half its time at PT-TEMPO's sizes.
-    """
-    rows, columns = matrix.shape
-    if matrix.dtype == np.float64 and rows >= columns:
-        factored, tau, _, _ = scipy.linalg.lapack.dgeqrf(matrix)
-        left, _, _ = scipy.linalg.lapack.dorgqr(factored, tau, overwrite_a=True)
-        return left
-    left, _ = np.linalg.qr(matrix)
-    return left
-
-
-@host
-def isometric_split(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """``matrix = left @ right`` with ``left`` an isometry (:func:`orthonormal_columns`) and nothing truncated;
-    ``right = left^dagger matrix``."""
-    left = orthonormal_columns(matrix)
-    return left, left.conj().T @ matrix
-
-
-@host
 def split(
     matrix: np.ndarray, epsrel: float, weights_left: bool = False
 ) -> Tuple[np.ndarray, np.ndarray, int]:
@@ -165,39 +140,6 @@ def _factors(
     if weights_left:
         return left * values[None, :], right, values.shape[0]
     return left, values[:, None] * right, values.shape[0]
-
-
-SKETCH_OVERSAMPLING = 10
-"""Columns a sketch has beyond the expected rank (:func:`sketched_split`)."""
-
-SKETCH_FRACTION = 0.6
-"""A sketch wider than this fraction of the smaller dimension is no cheaper than an SVD: split directly."""
-
-
-@host
-def sketched_split(
-    matrix: np.ndarray, epsrel: float, expected: int, rng: np.random.Generator, weights_left: bool = False
-) -> Tuple[np.ndarray, np.ndarray, int]:
-    """:func:`split` through a randomized range finder, for a matrix of (numerically) low rank near ``expected``.
-
-    ``Q`` spans ``matrix @ G`` (``G`` Gaussian, ``expected + SKETCH_OVERSAMPLING`` columns; Halko, Martinsson
-    and Tropp, SIAM Rev. 53, 217 (2011)); ``B = Q^dagger matrix`` is split by its SVD, and the residual
-    ``|matrix - Q B|``, computed explicitly, counts as discarded (:func:`truncation_rank`), so the truncation
-    error stays ``<= epsrel * s_0`` exactly as for :func:`split`.  Falls back to :func:`split` if the residual is
-    above half of that, or the rank reaches the sketch's last columns (the range was not captured).
-    """
-    rows, columns = matrix.shape
-    size = expected + SKETCH_OVERSAMPLING
-    if size > SKETCH_FRACTION * min(rows, columns):
-        return split(matrix, epsrel, weights_left)
-    basis = orthonormal_columns(matrix @ rng.standard_normal((columns, size)))
-    reduced = basis.conj().T @ matrix
-    residual = float(np.linalg.norm(matrix - basis @ reduced))
-    left, values, right = lapack_svd(reduced)
-    rank = truncation_rank(values, epsrel, residual)
-    if residual > 0.5 * epsrel * values[0] or rank > size - SKETCH_OVERSAMPLING // 2:
-        return split(matrix, epsrel, weights_left)
-    return _factors(basis @ left[:, :rank], values[:rank], right[:rank], weights_left)
 
 
 @kernel

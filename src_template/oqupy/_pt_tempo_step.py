@@ -20,21 +20,87 @@ real basis of :func:`oqupy._influences.conjugation_basis`, in which every tensor
 from typing import List, Optional, Tuple
 
 import numpy as np
+import scipy.linalg.lapack
 
 from oqupy._influences import StepNetwork
-from oqupy._mps import isometric_split, sketched_split, split
+from oqupy._mps import lapack_svd, split, truncation_rank
 
 __runs_on__ = "host"
 
-__all__ = ["close_leg", "sketch_generator", "step", "zip_leg"]
+__all__ = [
+    "close_leg",
+    "isometric_split",
+    "orthonormal_columns",
+    "sketch_generator",
+    "sketched_split",
+    "step",
+    "zip_leg",
+]
 
 SKETCH_SEED = 162
-"""Seed of the Gaussian sketches of a build (:func:`oqupy._mps.sketched_split`): builds are reproducible."""
+"""Seed of the Gaussian sketches of a build (:func:`sketched_split`): builds are reproducible."""
 
 
 def sketch_generator() -> np.random.Generator:
     """The random generator of one build's sketches (fixed seed; it advances with the build)."""
     return np.random.default_rng(SKETCH_SEED)
+
+
+SKETCH_OVERSAMPLING = 10
+"""Columns a sketch has beyond the expected rank (:func:`sketched_split`)."""
+
+SKETCH_FRACTION = 0.6
+"""A sketch wider than this fraction of the smaller dimension is no cheaper than an SVD: split directly."""
+
+
+def sketched_split(
+    matrix: np.ndarray, epsrel: float, expected: int, rng: np.random.Generator, weights_left: bool = False
+) -> Tuple[np.ndarray, np.ndarray, int]:
+    """:func:`oqupy._mps.split` through a randomized range finder, for a matrix of (numerically) low rank near ``expected``.
+
+    ``Q`` spans ``matrix @ G`` (``G`` Gaussian, ``expected + SKETCH_OVERSAMPLING`` columns; Halko, Martinsson
+    and Tropp, SIAM Rev. 53, 217 (2011)); ``B = Q^dagger matrix`` is split by its SVD, and the residual
+    ``|matrix - Q B|``, computed explicitly, counts as discarded (:func:`oqupy._mps.truncation_rank`), so the truncation
+    error stays ``<= epsrel * s_0`` exactly as for :func:`oqupy._mps.split`.  Falls back to it if the residual is
+    above half of that, or the rank reaches the sketch's last columns (the range was not captured).
+    """
+    rows, columns = matrix.shape
+    size = expected + SKETCH_OVERSAMPLING
+    if size > SKETCH_FRACTION * min(rows, columns):
+        return split(matrix, epsrel, weights_left)
+    basis = orthonormal_columns(matrix @ rng.standard_normal((columns, size)))
+    reduced = basis.conj().T @ matrix
+    residual = float(np.linalg.norm(matrix - basis @ reduced))
+    left, values, right = lapack_svd(reduced)
+    rank = truncation_rank(values, epsrel, residual)
+    if residual > 0.5 * epsrel * values[0] or rank > size - SKETCH_OVERSAMPLING // 2:
+        return split(matrix, epsrel, weights_left)
+    left = basis @ left[:, :rank]
+    if weights_left:
+        return left * values[None, :rank], right[:rank], rank
+    return left, values[:rank, None] * right[:rank], rank
+
+
+def orthonormal_columns(matrix: np.ndarray) -> np.ndarray:
+    """An isometry spanning the columns of ``matrix`` (the ``Q`` of a thin QR), on the host.
+
+    For a real tall matrix straight from LAPACK (``dgeqrf``, ``dorgqr``, as ``np.linalg.qr`` calls them), without
+    ``np.linalg.qr``'s checks, workspace queries and triangle, about half its time at PT-TEMPO's sizes.
+    """
+    rows, columns = matrix.shape
+    if matrix.dtype == np.float64 and rows >= columns:
+        factored, tau, _, _ = scipy.linalg.lapack.dgeqrf(matrix)
+        left, _, _ = scipy.linalg.lapack.dorgqr(factored, tau, overwrite_a=True)
+        return left
+    left, _ = np.linalg.qr(matrix)
+    return left
+
+
+def isometric_split(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``matrix = left @ right`` with ``left`` an isometry (:func:`orthonormal_columns`) and nothing truncated;
+    ``right = left^dagger matrix``."""
+    left = orthonormal_columns(matrix)
+    return left, left.conj().T @ matrix
 
 
 def _leg_carry(carry: np.ndarray, leg: np.ndarray) -> np.ndarray:
@@ -85,8 +151,8 @@ def step(
     step's basis.
 
     With ``sketches`` (a random generator, the fast construction) a zip-up split whose expected rank is small is
-    sketched (:func:`oqupy._mps.sketched_split`), and the sweep truncates only the finished site's bond: the legs'
-    bonds are orthogonalised without truncation (:func:`oqupy._mps.isometric_split`, a thin QR), since the next
+    sketched (:func:`sketched_split`), and the sweep truncates only the finished site's bond: the legs'
+    bonds are orthogonalised without truncation (:func:`isometric_split`, a thin QR), since the next
     step's zip-up truncates each of them again, with its line applied and in the same canonical form.  Without
     ``sketches`` every split is a full truncated SVD (the reference construction).
 

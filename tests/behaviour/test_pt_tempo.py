@@ -535,8 +535,8 @@ def test_pt_tempo_real_basis_is_the_complex_computation(oq, case):
 
 
 def test_sketched_split_bounds_its_truncation_error(oq):
-    """``_mps.sketched_split`` counts the residual outside its sketch as discarded: the split's error stays below
-    ``epsrel * s_0`` like a full SVD's, its rank is the SVD's or one more, and a sketch far too narrow for the
+    """``_pt_tempo_step.sketched_split`` counts the residual outside its sketch as discarded: the split's error
+    stays below ``epsrel * s_0`` like a full SVD's, its rank is the SVD's or one more, and a sketch far too narrow for the
     matrix falls back to the full SVD."""
     mps = oq._mps
     rng = np.random.default_rng(7)
@@ -546,7 +546,8 @@ def test_sketched_split_bounds_its_truncation_error(oq):
     epsrel = 1e-9
     exact = mps.split(matrix, epsrel)[2]
     for expected in (exact - 3, exact, exact + 4, 2):
-        factor, rest, rank = mps.sketched_split(matrix, epsrel, expected, np.random.default_rng(0))
+        sketched = oq._pt_tempo_step.sketched_split
+        factor, rest, rank = sketched(matrix, epsrel, expected, np.random.default_rng(0))
         assert np.linalg.norm(matrix - factor @ rest) <= epsrel * 1.0 * (1 + 1e-6)
         assert exact <= rank <= exact + 1
         np.testing.assert_allclose(factor.T @ factor, np.eye(rank), atol=1e-12)  # the isometry on the left
@@ -564,7 +565,7 @@ def test_pt_tempo_sketched_splits_converge_like_full_svds(oq, monkeypatch):
     sketched_split = step_module.sketched_split
 
     def counting(matrix, epsrel, expected, sketches, weights_left=False):
-        if expected + oq._mps.SKETCH_OVERSAMPLING <= oq._mps.SKETCH_FRACTION * min(matrix.shape):
+        if expected + step_module.SKETCH_OVERSAMPLING <= step_module.SKETCH_FRACTION * min(matrix.shape):
             sketched_calls.append(matrix.shape)
         return sketched_split(matrix, epsrel, expected, sketches, weights_left)
 
