@@ -13,7 +13,7 @@ import numpy as np
 from oqupy import config
 from oqupy._boundary import array_namespace, is_traced
 from oqupy._codegen import BACKEND
-from oqupy._influences import conjugation_basis
+from oqupy._influences import REAL_TOLERANCE, conjugation_basis, path_swap
 from oqupy._mps import bucket
 from oqupy._validation import finite_float, positive_float
 from oqupy.control import Control
@@ -225,10 +225,6 @@ def environment(pt: BaseProcessTensor, num_steps: int) -> Environment:
 REAL_FORM_KEY = -1
 """The key of a uniform process tensor's real form among what dynamics derive from it (``derived``)."""
 
-REAL_TOLERANCE = 1e-12
-"""Largest imaginary part, relative to the largest entry, that a tensor or matrix in the real basis may have as
-rounding (a propagator of a Hermitian Hamiltonian or Lindbladian: about 1e-16)."""
-
 
 def real_basis(dimension: int) -> Tuple[np.ndarray, int]:
     """``(Q, f)``: the real basis of ``vec(rho)`` for ``d = dimension``, and its number of fixed indices.
@@ -239,8 +235,8 @@ def real_basis(dimension: int) -> Tuple[np.ndarray, int]:
     ``Q vec(rho)`` is real for a Hermitian ``rho``; a Hermiticity-preserving superoperator ``M`` (the loop applies
     ``s -> M^T s``) is real as ``conj(Q) M Q^T``.
     """
+    swap = path_swap(dimension)
     path = np.arange(dimension * dimension)
-    swap = (path % dimension) * dimension + path // dimension
     fixed = [int(x) for x in path if swap[x] == x]
     pairs = [int(index) for x in path if x < swap[x] for index in (x, swap[x])]
     return conjugation_basis(swap)[fixed + pairs], len(fixed)

@@ -27,6 +27,8 @@ __all__ = [
     "eigenbasis_transforms",
     "influence_matrix",
     "line_influence",
+    "path_swap",
+    "real_tensor",
     "self_influence",
 ]
 
@@ -83,6 +85,21 @@ def influence_matrix(
         eta = correlations.tail_coefficient(dt, parameters.dkmax, tail, subdiv_limit=limit)
     rows, columns = (slice(None), slice(None)) if deg_positions is None else deg_positions
     return line_influence(eta, comm[rows], acomm[rows], comm[columns])
+
+
+def path_swap(dimension: int) -> np.ndarray:
+    """The swap ``(i, j) -> (j, i)`` of the path (Liouville) index ``i d + j`` of a ``d``-level system."""
+    path = np.arange(dimension * dimension)
+    return (path % dimension) * dimension + path // dimension
+
+
+def real_tensor(tensor: np.ndarray) -> np.ndarray:
+    """A tensor made of real quantities in a conjugation basis, as a real array (its imaginary part is rounding,
+    at most ``REAL_TOLERANCE`` of its largest entry)."""
+    assert np.abs(tensor.imag).max() <= REAL_TOLERANCE * max(float(np.abs(tensor).max()), 1e-300), (
+        "A tensor is not real in the conjugation basis of the coupling's classes."
+    )
+    return np.ascontiguousarray(tensor.real)
 
 
 def conjugation_basis(swap: np.ndarray) -> np.ndarray:
@@ -190,7 +207,9 @@ class Influences:
         self.stack = np.zeros((0, self.north_rep.shape[0], self.west_rep.shape[0]), dtype=config.NpDtype)
         self.self_influence = np.ones(dim2, dtype=config.NpDtype)
         self.tails: Dict[float, np.ndarray] = {}
-        self._bases = self._real_bases(bath.dimension, north, west) if real else None
+        # the conjugation bases of the path index, the north and the west classes (None: the tensors are
+        # complex, in the coupling's basis: ``real`` not asked for, or the classes do not map onto each other)
+        self.real_bases = self._real_bases(bath.dimension, north, west) if real else None
         self.tail_lines: Dict[float, np.ndarray] = {}
         self.extend(0)
 
@@ -198,8 +217,7 @@ class Influences:
         self, dimension: int, north: np.ndarray, west: np.ndarray
     ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """``conjugation_basis`` of the path index, the north and the west classes (None: no such basis)."""
-        path = np.arange(dimension**2)
-        swap_path = (path % dimension) * dimension + path // dimension
+        swap_path = path_swap(dimension)
         swap_north, swap_west = north[swap_path[self.north_rep]], west[swap_path[self.west_rep]]
         if not (
             np.array_equal(north[swap_path], swap_north[north])
@@ -207,12 +225,6 @@ class Influences:
         ):
             return None
         return conjugation_basis(swap_path), conjugation_basis(swap_north), conjugation_basis(swap_west)
-
-    @property
-    def real_bases(self) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """``conjugation_basis`` of the path index, the north and the west classes (None: the tensors are
-        complex, in the coupling's basis: ``real`` not asked for, or the classes do not map onto each other)."""
-        return self._bases
 
     def _matrix(self, eta: Any) -> np.ndarray:
         return line_influence(
@@ -232,22 +244,15 @@ class Influences:
         self.lines = self._line_operators(self.stack)
         self.network = self._network()
 
-    def _to_basis(self, tensor: np.ndarray) -> np.ndarray:
-        """A step tensor rotated into the real basis, as a real array."""
-        assert np.abs(tensor.imag).max() <= REAL_TOLERANCE * np.abs(tensor).max(), (
-            "A PT-TEMPO step tensor is not real in the conjugation basis of the coupling's classes."
-        )
-        return np.ascontiguousarray(tensor.real)
-
     def _line_operators(self, influences: np.ndarray) -> np.ndarray:
         """``I[..., c, w]`` as the step's matrices ``line[..., (C, W), (w, c)]`` (diagonal unless real)."""
         num_north, num_west = influences.shape[-2:]
-        if self._bases is None:
+        if self.real_bases is None:
             diagonal = np.eye(num_north)[:, None, None, :] * np.eye(num_west)[None, :, :, None]
             operator = np.swapaxes(influences, -1, -2)[..., None, None, :, :] * diagonal
         else:
-            _, north, west = self._bases
-            operator = self._to_basis(
+            _, north, west = self.real_bases
+            operator = real_tensor(
                 np.einsum(
                     "Cc,Ww,...cw,Vw,Dc->...CWVD",
                     north,
@@ -266,10 +271,10 @@ class Influences:
         start_leg = np.ones(self.west.shape[0], dtype=config.NpDtype)
         start_carry = np.ones(self.north.shape[0], dtype=config.NpDtype)
         to_path = np.eye(self.west.shape[1], dtype=config.NpDtype)
-        if self._bases is not None:
-            path, north, west = self._bases
-            start_leg, start_carry = self._to_basis(west @ start_leg), self._to_basis(north @ start_carry)
-            close = self._to_basis(
+        if self.real_bases is not None:
+            path, north, west = self.real_bases
+            start_leg, start_carry = real_tensor(west @ start_leg), real_tensor(north @ start_carry)
+            close = real_tensor(
                 np.einsum("Aa,awc,Ww,Cc->AWC", path, close, west.conj(), north.conj(), optimize=True)
             )
             to_path = path.conj().T

@@ -129,11 +129,11 @@ def split(
     """
     left, values, right = lapack_svd(matrix)
     rank = truncation_rank(values, epsrel)
-    return _factors(left[:, :rank], values[:rank], right[:rank], weights_left)
+    return truncated_factors(left[:, :rank], values[:rank], right[:rank], weights_left)
 
 
 @host
-def _factors(
+def truncated_factors(
     left: np.ndarray, values: np.ndarray, right: np.ndarray, weights_left: bool
 ) -> Tuple[np.ndarray, np.ndarray, int]:
     """``(left, right, rank)`` of a truncated SVD, the singular values moved into one factor (see :func:`split`)."""

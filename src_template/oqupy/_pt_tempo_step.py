@@ -23,7 +23,7 @@ import numpy as np
 import scipy.linalg.lapack
 
 from oqupy._influences import StepNetwork
-from oqupy._mps import lapack_svd, split, truncation_rank
+from oqupy._mps import lapack_svd, split, truncated_factors, truncation_rank
 
 __runs_on__ = "host"
 
@@ -56,13 +56,14 @@ SKETCH_FRACTION = 0.6
 def sketched_split(
     matrix: np.ndarray, epsrel: float, expected: int, rng: np.random.Generator, weights_left: bool = False
 ) -> Tuple[np.ndarray, np.ndarray, int]:
-    """:func:`oqupy._mps.split` through a randomized range finder, for a matrix of (numerically) low rank near ``expected``.
+    """:func:`oqupy._mps.split` through a randomized range finder, for a matrix of (numerically) low rank near
+    ``expected``.
 
     ``Q`` spans ``matrix @ G`` (``G`` Gaussian, ``expected + SKETCH_OVERSAMPLING`` columns; Halko, Martinsson
     and Tropp, SIAM Rev. 53, 217 (2011)); ``B = Q^dagger matrix`` is split by its SVD, and the residual
-    ``|matrix - Q B|``, computed explicitly, counts as discarded (:func:`oqupy._mps.truncation_rank`), so the truncation
-    error stays ``<= epsrel * s_0`` exactly as for :func:`oqupy._mps.split`.  Falls back to it if the residual is
-    above half of that, or the rank reaches the sketch's last columns (the range was not captured).
+    ``|matrix - Q B|``, computed explicitly, counts as discarded (:func:`oqupy._mps.truncation_rank`), so the
+    truncation error stays ``<= epsrel * s_0`` exactly as for :func:`oqupy._mps.split`.  Falls back to it if the
+    residual is above half of that, or the rank reaches the sketch's last columns (the range was not captured).
     """
     rows, columns = matrix.shape
     size = expected + SKETCH_OVERSAMPLING
@@ -75,10 +76,7 @@ def sketched_split(
     rank = truncation_rank(values, epsrel, residual)
     if residual > 0.5 * epsrel * values[0] or rank > size - SKETCH_OVERSAMPLING // 2:
         return split(matrix, epsrel, weights_left)
-    left = basis @ left[:, :rank]
-    if weights_left:
-        return left * values[None, :rank], right[:rank], rank
-    return left, values[:rank, None] * right[:rank], rank
+    return truncated_factors(basis @ left[:, :rank], values[:rank], right[:rank], weights_left)
 
 
 def orthonormal_columns(matrix: np.ndarray) -> np.ndarray:

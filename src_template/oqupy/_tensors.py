@@ -25,9 +25,8 @@ def embed_delta(tensor: np.ndarray, index_scrambling: Tuple[int, ...]) -> np.nda
     out_shape = tuple(tensor.shape[axis] for axis in index_scrambling)
     grid = np.indices(out_shape)
     first = [index_scrambling.index(axis) for axis in range(tensor.ndim)]  # an output axis of each input axis
-    partner = [
-        index_scrambling.index(axis) for axis in index_scrambling
-    ]  # first output axis of the same input
+    # the first output axis of the same input axis, for each output axis
+    partner = [index_scrambling.index(axis) for axis in index_scrambling]
     on_delta = np.ones(out_shape, dtype=bool)
     for position, other in enumerate(partner):
         on_delta = on_delta & (grid[position] == grid[other])

@@ -40,7 +40,7 @@ import scipy.linalg
 import scipy.sparse.linalg
 
 from oqupy import config
-from oqupy._influences import REAL_TOLERANCE, Influences
+from oqupy._influences import Influences, real_tensor
 from oqupy._mps import truncation_rank
 
 __runs_on__ = "host"
@@ -134,21 +134,13 @@ def _lane_bases(influences: Influences, lanes: Lanes) -> Optional[Tuple[np.ndarr
     return path, extended[0], extended[1]
 
 
-def _real(tensor: np.ndarray) -> np.ndarray:
-    """``tensor`` (made of real quantities in the real basis) as a real array; its imaginary part is rounding."""
-    assert np.abs(tensor.imag).max() <= REAL_TOLERANCE * max(float(np.abs(tensor).max()), 1e-300), (
-        "A tensor of the uniform influence is not real in the conjugation basis of the coupling's classes."
-    )
-    return np.ascontiguousarray(tensor.real)
-
-
 def _gated(pair: np.ndarray, gate: np.ndarray, bases: Optional[tuple]) -> np.ndarray:
     """``pair[l, c, w, r]`` multiplied by the gate ``I[c, w]``: elementwise in the coupling's basis, as the real
     matrix ``(N x W) diag(I) (N x W)^dagger`` in the real one (``N``, ``W``: the legs' bases)."""
     if bases is None:
         return pair * gate[None, :, :, None]
     _, north, west = bases
-    operator = _real(
+    operator = real_tensor(
         np.einsum("Cc,Ww,cw,Dc,Vw->CWDV", north, west, gate, north.conj(), west.conj(), optimize=True)
     )
     return np.transpose(np.tensordot(pair, operator, axes=((1, 2), (2, 3))), (0, 2, 3, 1))
@@ -185,8 +177,8 @@ def uniform_influence(
     v_site: np.ndarray = np.full((1, lanes.west, 1), 1.0 / np.sqrt(lanes.west), dtype=config.NpDtype)
     d_site: np.ndarray = np.full((1, lanes.north, 1), 1.0 / np.sqrt(lanes.north), dtype=config.NpDtype)
     if bases is not None:
-        v_site = _real(np.einsum("Ww,lwr->lWr", bases[2], v_site))
-        d_site = _real(np.einsum("Cc,lcr->lCr", bases[1], d_site))
+        v_site = real_tensor(np.einsum("Ww,lwr->lWr", bases[2], v_site))
+        d_site = real_tensor(np.einsum("Cc,lcr->lCr", bases[1], d_site))
     weights_before = np.ones(1, dtype=config.NpDtypeReal)
     ranks: List[int] = []
     discarded, cutoff_influence = 0.0, 0.0
@@ -222,7 +214,9 @@ def uniform_influence(
     else:
         path = bases[0]
         # sum_a w_a f[:, a, :] = sum_A (conj(R) w)_A f_real[:, A, :]
-        cell, left, right_vector = boundary_vectors(cell, empty, _real(path.conj() @ weights), real=True)
+        cell, left, right_vector = boundary_vectors(
+            cell, empty, real_tensor(path.conj() @ weights), real=True
+        )
         cell = np.einsum("Aa,lAr->lar", path.conj(), cell)  # back to the coupling's basis
     return UniformInfluence(cell, left, right_vector, ranks, discarded, cutoff_influence)
 
@@ -230,7 +224,7 @@ def uniform_influence(
 def _real_vector(vector: np.ndarray) -> np.ndarray:
     """An eigenvector of a real matrix to a real eigenvalue, turned real (its phase removed)."""
     largest = vector[int(np.argmax(np.abs(vector)))]
-    return _real(vector * (abs(largest) / largest))
+    return real_tensor(vector * (abs(largest) / largest))
 
 
 def boundary_vectors(cell: np.ndarray, empty: np.ndarray, weights: np.ndarray, real: bool = False) -> tuple:
@@ -246,7 +240,11 @@ def boundary_vectors(cell: np.ndarray, empty: np.ndarray, weights: np.ndarray, r
     _, left = _dominant(empty, left=True)
     if real:
         # the eigenvalue that keeps the trace is 1 up to the truncation: real, and so are its vectors
-        value, right, left = float(_real(np.atleast_1d(value))[0]), _real_vector(right), _real_vector(left)
+        value, right, left = (
+            float(real_tensor(np.atleast_1d(value))[0]),
+            _real_vector(right),
+            _real_vector(left),
+        )
     cell = cell / value
     # a weight is zero up to the rounding of the transforms into the coupling's basis (a spin-1 coupling S_x
     # gives 1e-17 where a path index is not traced; taken as traced, its slice was forced to keep v_r)

@@ -90,8 +90,8 @@ class PtTempo(BaseAPIClass):
         Accepted for OQuPy compatibility; unused.
     method: str
         ``"fast"`` (default): every tensor real (:func:`oqupy._influences.conjugation_basis`), larger zip-up
-        splits sketched with an explicit residual (:func:`oqupy._pt_tempo_step.sketched_split`), the legs' bonds truncated
-        by the zip-ups only (the sweep orthogonalises them); same truncation bound.
+        splits sketched with an explicit residual (:func:`oqupy._pt_tempo_step.sketched_split`), the legs'
+        bonds truncated by the zip-ups only (the sweep orthogonalises them); same truncation bound.
         ``"reference"``: the complex build with full SVDs.  Both are described in ``docs/process_tensor.md``.
     """
 

@@ -100,9 +100,8 @@ class _Stationary(NamedTuple):
 
     transfer: TransferMap
     forward: Apply  # x -> T x, by the structured step
-    modes: Optional[
-        SlowModes
-    ]  # the slow modes after an exact head, or every mode; None: every power is stepped
+    # the slow modes after an exact head, or every mode; None: every power is stepped
+    modes: Optional[SlowModes]
     state: np.ndarray  # s_ss
     dense: Optional[SlowModes]  # with a dense eigendecomposition: the modes of T^T (from the same one)
 

@@ -23,6 +23,7 @@ from oqupy._boundary import array_namespace, concatenate_to_host, expm, is_trace
 from oqupy._checks import check_initial_state, check_system, nonfinite_system_error
 from oqupy._codegen import BACKEND, host
 from oqupy._dynamics_setup import (
+    Environment,
     StepMatrices,
     chunks,
     correlation_grid,
@@ -108,6 +109,18 @@ def _forward(
     return recorded
 
 
+def _loop_and_basis(
+    environments: List[Environment], matrices: StepMatrices, vectors: Any
+) -> Tuple[Loop, StepMatrices, Any]:
+    """The step loop's inputs and step matrices: in the real basis ``Q`` (returned, so that ``vec(rho) = Q^dagger
+    s_real`` afterwards) where every environment is uniform and the step preserves Hermiticity
+    (:func:`oqupy._dynamics_setup.real_inputs`), else as they are (``None``)."""
+    real = real_inputs(environments, matrices, vectors)
+    if real is None:
+        return loop_inputs(environments, vectors), matrices, None
+    return real_loop(real), StepMatrices(real.enter, real.leave, real.links), real.basis
+
+
 def compute_dynamics(
     system: BaseSystem,
     initial_state: Optional[np.ndarray] = None,
@@ -186,16 +199,11 @@ def compute_dynamics(
         prop_1, prop_2 = propagators(system, dt, start, num_steps, subdiv_limit, liouvillian_epsrel)
     bad = first_nonfinite_step(prop_1, prop_2)  # None when traced: values unknown
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    # uniform process tensors and a Hermiticity-preserving step: the loop in the real basis (real_inputs)
-    real = real_inputs(setup.environments, matrices, vector)
-    if real is None:
-        loop = loop_inputs(setup.environments, vector)
-    else:
-        loop, matrices = real_loop(real), StepMatrices(real.enter, real.leave, real.links)
+    loop, matrices, real_basis = _loop_and_basis(setup.environments, matrices, vector)
     # the chunks' states joined once on the host (traced: with jax.numpy) and handed to Dynamics in one call
     rhos = concatenate_to_host(_forward(loop, matrices, num_steps, record_all, progress_type, False))
-    if real is not None:
-        rhos = rhos @ real.basis.conj()  # vec(rho) = Q^dagger s_real
+    if real_basis is not None:
+        rhos = rhos @ real_basis.conj()  # vec(rho) = Q^dagger s_real
     steps = range(num_steps + 1) if record_all else [num_steps]
     times = [start + dt * step for step in steps]  # Python floats: concrete under ``jax.jit`` too
     kept = len(times)
@@ -300,11 +308,7 @@ def compute_dynamics_batch(
         bad = first_nonfinite_step(prop_1[broken], prop_2[broken]) or 0
         raise nonfinite_system_error(start + bad * dt, dt, None, f"system {broken} of 'systems'")
     matrices = step_matrices(setup.environments, setup.controls, prop_1, prop_2)
-    real = real_inputs(setup.environments, matrices, vectors)
-    if real is None:
-        loop = loop_inputs(setup.environments, vectors)
-    else:
-        loop, matrices = real_loop(real), StepMatrices(real.enter, real.leave, real.links)
+    loop, matrices, real_basis = _loop_and_basis(setup.environments, matrices, vectors)
     if BACKEND == "jax":
         # each device reads the process tensors' whole stacks: copied to each once per device set, kept
         placed = [
@@ -320,8 +324,8 @@ def compute_dynamics_batch(
     matrices = StepMatrices(enter, leave, matrices.links)
     loop = Loop(loop.tensors, loop.caps, loop.uniform, states)
     rhos = np.concatenate(_forward(loop, matrices, num_steps, record_all, progress_type, True), axis=1)
-    if real is not None:
-        rhos = rhos @ real.basis.conj()  # vec(rho) = Q^dagger s_real
+    if real_basis is not None:
+        rhos = rhos @ real_basis.conj()  # vec(rho) = Q^dagger s_real
     times = start + dt * np.arange(num_steps + 1) if record_all else start + dt * np.array([num_steps])
     return times, rhos[: len(systems)].reshape(len(systems), -1, dim, dim)
 
