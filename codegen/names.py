@@ -45,3 +45,13 @@ DATA_DEPENDENT = frozenset(
 BOOLEAN_CALLS = frozenset(
     f"numpy.{name}" for name in "isclose isfinite isnan isinf logical_and logical_or logical_not".split()
 )
+
+#: SciPy quadratures that call a Python function on the host: outside kernels they stay SciPy in ``oqupy_jax``
+#: too (the integrand, translated, runs on Python floats), with what they return: ``"f"`` a tuple of Python
+#: floats (value, error estimate), ``""`` a NumPy array first.  Inside a ``@kernel`` (traced) they are refused.
+HOST_CALLS: dict[str, str] = {
+    "scipy.integrate.quad": "f",
+    "scipy.integrate.dblquad": "f",
+    "scipy.integrate.tplquad": "f",
+    "scipy.integrate.quad_vec": "",
+}

@@ -14,7 +14,20 @@ from codegen.flow.numpy_model import (
     _ufunc_kind,
     promote,
 )
-from codegen.flow.values import _SLICE, OTHER, TEXT, UNKNOWN, State, Val, _arith, _binary_symbol, join, num
+from codegen.flow.values import (
+    _SLICE,
+    OTHER,
+    TEXT,
+    UNKNOWN,
+    State,
+    Val,
+    _arith,
+    _binary_symbol,
+    join,
+    num,
+    numbers_tuple,
+)
+from codegen.names import HOST_CALLS
 
 
 class Expressions:
@@ -40,7 +53,7 @@ class Expressions:
             return
         for name, held in state.names.items():
             if held.obj == value.obj:
-                state.names[name] = replace(held, dtype=None)
+                state.names[name] = replace(held, dtype=None, text=False)
 
     def _built_list(self, node: cst.CSTNode, kinds: list[Val]) -> Val:
         """A new list made at ``node`` with elements of the values ``kinds`` (its element kind when all are
@@ -52,6 +65,7 @@ class Expressions:
             obj=f"list@{start}",
             dtype=promote(*(v.dtype for v in kinds)) if numbers else None,
             traced=any(v.traced for v in kinds),
+            text=bool(kinds) and all(v.text for v in kinds),
         )
 
     def _site(self, node: cst.CSTNode) -> str:
@@ -266,6 +280,13 @@ class Expressions:
         elif "unknown" in base.kinds and self.reporting:
             self.unknown_reads.add(id(expr))
         if "array" not in base.kinds:
+            if (
+                numbers_tuple(base)
+                and len(vals) == 1
+                and vals[0] is not None
+                and vals[0].kinds == frozenset({"num"})
+            ):
+                return num(base.dtype)  # ``quad(...)[0]``: a Python float
             kind = self._list_kind(base, state)
             if (
                 kind is not None
@@ -425,6 +446,8 @@ class Expressions:
         for arg in args:
             self._escape(arg, state)
         self._forget_attributes(state)  # the callee may store or rebind any object's attributes
+        if qualified in HOST_CALLS and HOST_CALLS[qualified]:  # ``quad``: (value, error), Python floats
+            return Val(frozenset({"other"}), dtype=HOST_CALLS[qualified])
         if isinstance(func, cst.Name) and func.value not in self.locals and qualified == func.value:
             if func.value in self.returns:  # a module function annotated ``-> complex``: a scalar
                 return num(self.returns[func.value])

@@ -13,6 +13,7 @@ from codegen.flow.reads import Read, Reads
 from codegen.flow.skeleton import Skeleton, _del_targets, _names_in, _pairwise, _refine
 from codegen.flow.values import (
     OTHER,
+    TEXT,
     UNKNOWN,
     Finding,
     State,
@@ -331,6 +332,8 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
         kind = self._list_kind(value, state)
         if kind is not None:  # a list of numbers: its elements are numbers, the list stays this function's
             return num(kind, traced=value.traced)
+        if value.kinds == frozenset({"list"}) and value.text and value.obj and value.obj not in state.escaped:
+            return TEXT  # a list of strings built here and not changed since: its elements are strings
         self._escape(value, state)
         return UNKNOWN
 

@@ -84,7 +84,11 @@ class Reads:
                 if _checked(index, expr.value, axis):
                     axis += 1
                     continue
-                if val.text or (val.kinds == frozenset({"num"}) and val.dtype in ("b", "f", "c")):
+                if (
+                    val.text
+                    and "list" not in val.kinds
+                    or (val.kinds == frozenset({"num"}) and val.dtype in ("b", "f", "c"))
+                ):
                     continue  # a field name; ``a[True]`` adds an axis; a float raises in both packages
                 if val.kinds <= {"array", "list"} and val.kinds and val.dtype == "b":
                     axis = _UNKNOWN_AXIS  # a mask: both packages check its shape

@@ -18,7 +18,9 @@ class Val:
     owned: bool = False
     contig: bool = False
     shape: Optional[tuple[str, ...]] = None  # the axes' lengths: literals, never rebound names, "" if unknown
-    dtype: Optional[str] = None  # the element kinds it may have: "b", "i", "f", "c" or several ("fc")
+    #: the element kinds it may have: "b", "i", "f", "c" or several ("fc"); of an ``other`` value, the kind of
+    #: every element of a tuple of Python numbers (``scipy.integrate.quad``'s value and error)
+    dtype: Optional[str] = None
     stop: Optional[str] = None  # an int known to lie in [0, stop)
     const: Optional[int] = None  # an int known exactly
     low: Optional[int] = None  # a lower bound of an int (``if n < 1: raise ...`` gives 1)
@@ -30,7 +32,9 @@ class Val:
         ""  # the array object (not memory) made at a site of this function, "" if unknown or not made here
     )
     ndim: Optional[int] = None  # the number of axes, when known without the shape
-    text: bool = False  # a ``str`` (never a NumPy or JAX array, and as an index never an array's element)
+    #: a ``str`` (never a NumPy or JAX array, and as an index never an array's element); of a list built here,
+    #: that every element is one
+    text: bool = False
     traced: bool = False  # a number that may be a JAX scalar under tracing (a kernel's argument, an element)
     #: ``x.reshape(E)`` with one argument: the code of ``E`` (its names are locals; any rebinding clears it)
     flat: str = ""
@@ -44,6 +48,13 @@ UNKNOWN = Val(frozenset({"unknown"}), frozenset({"?"}))
 _SLICE: frozenset[tuple[Optional[int], ...]] = frozenset({(None,)})  # the index facts of a slice object
 OTHER = Val(frozenset({"other"}))
 TEXT = Val(frozenset({"other"}), text=True)  # a string
+
+
+def numbers_tuple(value: Val) -> bool:
+    """Whether ``value`` is a tuple of Python numbers of a known kind (its elements are ``num(value.dtype)``)."""
+    return (
+        value.kinds == frozenset({"other"}) and bool(value.dtype) and value.index is None and not value.text
+    )
 
 
 def num(kind: Optional[str], **facts) -> Val:

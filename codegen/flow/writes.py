@@ -11,7 +11,16 @@ import libcst as cst
 
 from codegen.flow.numpy_model import _ARRAY_ATTRIBUTES, AUG_SYMBOLS, _augmented_problem, _code
 from codegen.flow.skeleton import _argument, _calls, _names_in
-from codegen.flow.values import UNKNOWN, State, Val, _arith, forget_flat, num, untracked_attribute
+from codegen.flow.values import (
+    UNKNOWN,
+    State,
+    Val,
+    _arith,
+    forget_flat,
+    num,
+    numbers_tuple,
+    untracked_attribute,
+)
 
 
 class Writes:
@@ -25,11 +34,12 @@ class Writes:
             forget_flat(state, target.value)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
-            element = (
-                UNKNOWN
-                if "array" not in value.kinds
-                else replace(value, owned=False, kinds=frozenset({"array", "num"}))
-            )
+            if numbers_tuple(value):  # ``value, error = quad(...)``
+                element = num(value.dtype)
+            elif "array" not in value.kinds:
+                element = UNKNOWN
+            else:
+                element = replace(value, owned=False, kinds=frozenset({"array", "num"}))
             for item in target.elements:
                 self._bind(item.value, element, state, stmt)
         elif isinstance(target, cst.StarredElement):
@@ -219,7 +229,7 @@ class Writes:
         """A write by string keys (``f.attrs["name"] = v``) into what is not known to be an array: no JAX array
         has string keys, so it is the object's ``__setitem__`` as written, in both packages (a mapping, an HDF5
         attribute set, a NumPy record field): like an unknown method, it may change any object's attributes."""
-        if not index_vals or not all(v is not None and v.text for v in index_vals):
+        if not index_vals or not all(v is not None and v.text and "list" not in v.kinds for v in index_vals):
             return False
         self._forget_attributes(state)
         return True

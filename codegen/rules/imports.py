@@ -3,11 +3,13 @@
 from typing import Optional
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ParentNodeProvider
 
 from codegen import names
 from codegen.rules.base import Example, Invalid, Rule
+from codegen.rules.vectorize import host_vectorize
 
 TEMPLATE_PACKAGE = "oqupy"
 
@@ -77,6 +79,10 @@ class NumpyToJax(Rule):
     Matching is by qualified name through a table (``codegen/names.py``); names with no mapping are
     refused, and so are ``np.linalg.eig`` / ``eigvals`` of a matrix not known complex (NumPy's result is real
     where every eigenvalue is, JAX's complex); unused ``numpy`` imports are dropped (host code keeps ``import numpy as np``).
+    SciPy's quadratures (``quad``, ``dblquad``, ``tplquad``, ``quad_vec``: ``names.HOST_CALLS``) call a Python
+    integrand on Python floats: outside kernels they stay SciPy in ``oqupy_jax`` too (the translated integrand
+    runs on the host, ``quad(...)[0]`` is a Python float in both packages); inside a ``@kernel``, or in a
+    function of the module that a kernel calls, they are refused (a kernel is traced).
     ``np.ndarray`` annotations become ``jax.Array``.
     """
 
@@ -137,6 +143,44 @@ class NumpyToJax(Rule):
                 return values
             """,
         ),
+        Example(  # outside kernels SciPy's quadratures run on the host in both packages; results are floats
+            """
+            import numpy as np
+            from scipy import integrate
+
+
+            def area(t: float) -> float:
+                total = 0.0
+                for k in range(3):
+                    total += integrate.quad(np.cos, 0.0, t * k)[0]
+                value, error = integrate.dblquad(lambda y, x: np.exp(-x * y), 0.0, t, 0.0, 1.0)
+                return total + value
+            """,
+            numpy="""
+            import numpy as np
+            from scipy import integrate
+
+
+            def area(t: float) -> float:
+                total = 0.0
+                for k in range(3):
+                    total += integrate.quad(np.cos, 0.0, t * k)[0]
+                value, error = integrate.dblquad(lambda y, x: np.exp(-x * y), 0.0, t, 0.0, 1.0)
+                return total + value
+            """,
+            jax="""
+            from scipy import integrate
+            import jax.numpy as jnp
+
+
+            def area(t: float) -> float:
+                total = 0.0
+                for k in range(3):
+                    total += integrate.quad(jnp.cos, 0.0, t * k)[0]
+                value, error = integrate.dblquad(lambda y, x: jnp.exp(-x * y), 0.0, t, 0.0, 1.0)
+                return total + value
+            """,
+        ),
     )
     INVALID = (
         Invalid(
@@ -160,21 +204,60 @@ class NumpyToJax(Rule):
             """,
             "may be real",
         ),
-        Invalid(
+        Invalid(  # a kernel is traced: SciPy's quadrature needs Python floats
             """
+            import numpy as np
             from scipy import integrate
 
+            from oqupy._codegen import kernel
 
-            def f(g):
-                return integrate.quad(g, 0, 1)
+
+            @kernel
+            def f(x: np.ndarray):
+                return x * integrate.quad(np.cos, 0.0, 1.0)[0]
             """,
-            "no JAX mapping",
+            "cannot run inside a @kernel",
         ),
     )
 
     # -- check -------------------------------------------------------------------------------------
     def check_Module(self, node: cst.Module) -> None:
         self._report_flow(node)
+        self._host_callers = self._functions_calling_host(node)
+
+    def _functions_calling_host(self, module: cst.Module) -> set[str]:
+        """Names of this module's functions that call a SciPy quadrature (``names.HOST_CALLS``), directly or
+        through another such function called by name: a kernel cannot call them (they need Python floats)."""
+        bodies = {d.name.value: d for d in m.findall(module, m.FunctionDef())}
+        callers = {
+            name
+            for name, func in bodies.items()
+            if any(self.qname(n) in names.HOST_CALLS for n in m.findall(func, m.Name() | m.Attribute()))
+        }
+        while True:
+            more = {
+                name
+                for name, func in bodies.items()
+                if name not in callers
+                and any(c.func.value in callers for c in m.findall(func, m.Call(func=m.Name())))
+            }
+            if not more:
+                return callers
+            callers |= more
+
+    def check_Call(self, node: cst.Call) -> None:
+        if (
+            self.in_kernel
+            and not self.in_host
+            and isinstance(node.func, cst.Name)
+            and node.func.value in getattr(self, "_host_callers", ())
+        ):
+            self.report(
+                node,
+                f"the @kernel calls `{node.func.value}`, which integrates with SciPy (Python floats on the host;"
+                " a kernel is traced)",
+                "integrate before the kernel and pass the values in",
+            )
 
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._report_flow(node)
@@ -204,6 +287,14 @@ class NumpyToJax(Rule):
         parent = self.get_metadata(ParentNodeProvider, node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return  # the enclosing attribute is the name to check
+        if qualified in names.HOST_CALLS:
+            if self.in_kernel:
+                self.report(
+                    node,
+                    f"`{qualified}` calls Python on the host and cannot run inside a @kernel (traced)",
+                    "integrate before the kernel and pass the values in",
+                )
+            return
         if qualified not in names.NUMPY_TO_JAX:
             self.report(
                 node,
@@ -235,7 +326,7 @@ class NumpyToJax(Rule):
         return self._replace(original_node, updated_node)
 
     def _replace(self, original_node, updated_node):
-        if self.in_host:
+        if self.in_host or host_vectorize(self, original_node):
             return updated_node
         target = names.NUMPY_TO_JAX.get(self.qname(original_node) or "")
         if target is None:

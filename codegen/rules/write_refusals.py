@@ -219,7 +219,8 @@ class AttributeWrite(_FlowRefusal):
     such a type that returns it (``def step(self) -> int: return self._step``), or only ever assigns it
     literals or local names that its method binds only to list (dict) displays (``caps = []; ...;
     self.caps = caps``).  Writes by string keys (``self._f.attrs["name"] = v``: an HDF5 file's attributes, a
-    mapping) are no array writes: no JAX array has string keys, so both packages run the object's own
+    mapping; a loop variable over a list of string literals built here) are no array writes: no JAX array has
+    string keys, so both packages run the object's own
     ``__setitem__``; like an unknown call, such a write may change any object's attributes.
 
     Idiom: build the new array in a local name and assign it to the attribute.
@@ -344,6 +345,35 @@ class AttributeWrite(_FlowRefusal):
 
             def set_writing(h5file, writing: bool):
                 h5file.attrs["writing"] = writing
+            """,
+        ),
+        Example(  # string keys from a list of strings built here: a dict of lists filled by ``append``
+            """
+            class Table:
+                def __init__(self, rows: list):
+                    self._columns = {}
+                    for i, name in enumerate(["time", "value"]):
+                        self._columns[name] = []
+                        for row in rows:
+                            self._columns[name].append(row[i])
+            """,
+            numpy="""
+            class Table:
+                def __init__(self, rows: list):
+                    self._columns = {}
+                    for i, name in enumerate(["time", "value"]):
+                        self._columns[name] = []
+                        for row in rows:
+                            self._columns[name].append(row[i])
+            """,
+            jax="""
+            class Table:
+                def __init__(self, rows: list):
+                    self._columns = {}
+                    for i, name in enumerate(["time", "value"]):
+                        self._columns[name] = []
+                        for row in rows:
+                            self._columns[name].append(row[i])
             """,
         ),
     )

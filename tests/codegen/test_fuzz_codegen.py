@@ -474,3 +474,42 @@ def test_issue32d_unprovable_reads_from_integer_arrays_are_refused(body):
 def test_issue32d_annotated_subscript_writes_translate():
     agrees("a = np.zeros(3)\na[0]: float = 3.0\nreturn a")
     agrees("a = np.zeros((2, 3))\na[1][2]: float = 3.0\nreturn a")
+
+
+# -- issue 32f: SciPy quadratures and NumPy's vectorize loop on the host, string keys from a list -------------
+
+
+@pytest.mark.parametrize(
+    ("body", "header"),
+    [
+        # ``quad(...)[0]`` is a Python float: ``s += ...`` is a scalar update (the integrand runs on the host)
+        (
+            "s = 0.0\nfor i in range(n):\n    s += integrate.quad(np.cos, 0.0, 0.5 * i)[0]\n"
+            "v, e = integrate.dblquad(lambda a, b: np.exp(-a * b), 0.0, 1.0, 0.0, 1.0)\nreturn s + v + x",
+            "from scipy import integrate",
+        ),
+        # ``np.vectorize`` of a callable with no derivable signature: NumPy's loop in both packages
+        ("return np.real(np.vectorize(lambda t: np.exp(1j * t))(x))", ""),
+        ("y = np.vectorize(lambda t: t * t)(x)\ny[0] = 5.0\nreturn y", ""),
+        # a dict attribute filled by ``append`` under keys from a list of string literals
+        (
+            "return np.array(T(x).d['b'])",
+            "\n\nclass T:\n    def __init__(self, x):\n        self.d = {}\n"
+            "        for j, name in enumerate(['a', 'b']):\n            self.d[name] = []\n"
+            "            for v in x:\n                self.d[name].append(v * j)\n",
+        ),
+    ],
+)
+def test_issue32f_host_quadratures_vectorize_and_string_keys_agree(body, header):
+    agrees(body, header)
+
+
+def test_issue32f_host_calls_are_refused_where_traced():
+    kernel = "\nfrom scipy import integrate\n\nfrom oqupy._codegen import kernel\n"
+    helper = "\n\ndef area(t: float) -> float:\n    return integrate.quad(np.cos, 0.0, t)[0]\n"
+    for body in ("return x * integrate.quad(np.cos, 0.0, 1.0)[0]", "return x * area(1.0)"):
+        source = f"import numpy as np\n{kernel}{helper}\n\n@kernel\ndef f(x: np.ndarray):\n    {body}\n"
+        outcome = judge(source)
+        assert outcome.kind == "refused" and "numpy-to-jax" in outcome.rules, outcome
+    # a list of strings changed after it was built no longer gives string keys
+    refused_by("argument-write", "keys = ['a']\nkeys.append(n)\nfor key in keys:\n    u[key] = 1.0\nreturn x")
