@@ -16,8 +16,19 @@ import scipy.linalg
 
 from oqupy import config
 from oqupy._boundary import array_namespace, is_traced
-from oqupy._dynamics_setup import Controls, environment, process_tensor_list, propagators, step_matrices
+from oqupy._codegen import BACKEND
+from oqupy._dynamics_setup import (
+    Controls,
+    RealInputs,
+    environment,
+    process_tensor_list,
+    propagators,
+    real_inputs,
+    step_matrices,
+)
 from oqupy._loops import scan
+from oqupy._real_powers import RealStep, real_powers
+from oqupy._slow_modes import Apply, SlowModes, advance
 from oqupy.process_tensor import TtiProcessTensor
 from oqupy.system import System
 from oqupy.util import check_convert
@@ -25,18 +36,42 @@ from oqupy.util import check_convert
 __runs_on__ = "host"
 
 __all__ = [
+    "RealMap",
     "TransferMap",
     "apply_super",
     "check_operator",
     "check_steps",
     "dense_matrix",
     "on_columns",
+    "powers",
     "read_row",
+    "real_map",
+    "real_steps",
     "scan_rows",
     "solved_state",
     "transfer_map",
     "unique_state",
 ]
+
+
+if BACKEND == "jax":
+    REAL_POWERS = True
+    """Exact powers of a map with a real form (:class:`RealMap`) run in the real basis (:func:`powers`), one
+    compiled scan each: at these sizes a step is latency, and XLA's three real products have less of it than
+    NumPy's complex step (``docs/benchmarks.md``)."""
+else:
+    REAL_POWERS = False
+    """Exact powers run as the complex structured step (:func:`powers`): NumPy's real step is slower than its
+    complex one at these sizes, the products being too small for BLAS to pay (``docs/benchmarks.md``)."""
+
+
+class RealMap(NamedTuple):
+    """The step in the real basis (:func:`oqupy._dynamics_setup.real_basis`), where it is a real map: one uniform
+    process tensor with a real cell and a Hermiticity-preserving system step (concrete values only)."""
+
+    basis: np.ndarray  # Q: a state's system leg x in the real basis is Q x
+    forward: RealStep  # s -> T s
+    backward: RealStep  # s -> T^T s
 
 
 class TransferMap(NamedTuple):
@@ -51,6 +86,7 @@ class TransferMap(NamedTuple):
     dim: int
     dt: float
     traced: bool  # the system's propagators are traced (oqupy_jax under jax.grad, jit, vmap)
+    real: Optional[RealMap] = None  # the step in the real basis, where it is real there
 
 
 def transfer_map(system: Any, process_tensor: Any, dt: Optional[float]) -> TransferMap:
@@ -138,7 +174,83 @@ def transfer_map(system: Any, process_tensor: Any, dt: Optional[float]) -> Trans
         rows = xp.tensordot(cells[0], xp.swapaxes(ends, 0, 1), axes=(0, 0))  # (p, f, x, y)
         return xp.transpose(rows, (1, 3, 0, 2)).reshape(size, size)
 
-    return TransferMap(step, back, matrix, shape, caps, left, dim, step_dt, is_traced(enter, leave))
+    real = real_inputs(environments, matrices, identity[0])
+    return TransferMap(
+        step,
+        back,
+        matrix,
+        shape,
+        caps,
+        left,
+        dim,
+        step_dt,
+        is_traced(enter, leave),
+        None if real is None or bonds > 1 else real_map(real),
+    )
+
+
+def real_map(real: RealInputs) -> RealMap:
+    """One bath's step in the real basis as :class:`oqupy._real_powers.RealStep`: the cell's non-zero blocks
+    ``(Z, Z')`` (each fixed index's matrix; a pair's ``(2 chi, 2 chi)`` block as its four quarters), with the rows
+    of ``enter`` at each input index ``Z`` and of ``leave`` at each output index ``Z'``; and its transpose."""
+    cell = real.uniform[0]
+    assert cell.pairs is not None
+    fixed, bond = cell.cell.shape[0], cell.cell.shape[1]
+    inputs: List[int] = list(range(fixed))
+    outputs: List[int] = list(range(fixed))
+    blocks = [cell.cell]
+    for pair in range(cell.pairs.shape[0]):
+        first = fixed + 2 * pair
+        inputs.extend([first, first, first + 1, first + 1])
+        outputs.extend([first, first + 1, first, first + 1])
+        quarters = np.transpose(cell.pairs[pair].reshape(2, bond, 2, bond), (0, 2, 1, 3))
+        blocks.append(quarters.reshape(4, bond, bond))
+    matrices = np.concatenate(blocks)
+    gather = np.ascontiguousarray(real.enter[0][:, inputs].T)
+    scatter = np.ascontiguousarray(real.leave[0][outputs, :].T)
+    backward = RealStep(
+        np.ascontiguousarray(scatter.T), np.ascontiguousarray(np.swapaxes(matrices, 1, 2)), gather.T
+    )
+    return RealMap(real.basis, RealStep(gather, matrices, scatter), backward)
+
+
+def real_steps(
+    transfer: TransferMap, vectors: np.ndarray, num_steps: int, backward: bool = False
+) -> np.ndarray:
+    """``vectors`` (rows ``(n, M)``, complex) and their ``num_steps`` successors under the step (``T``; with
+    ``backward`` ``T^T``), computed in the real basis (:class:`RealMap`; a complex row as its real and imaginary
+    parts) by :func:`oqupy._real_powers.real_powers` and brought back: ``(num_steps + 1, n, M)``."""
+    real = transfer.real
+    assert real is not None
+    if num_steps == 0:
+        return vectors[None]
+    basis = real.basis
+    # x -> Q x for T (s_real = Q s); for T^T a row r with r . s = (r Q^dagger) . (Q s)
+    into, out_of = (basis.conj().T, basis) if backward else (basis.T, basis.conj())
+    count = vectors.shape[0]
+    state = np.moveaxis(vectors.reshape((count,) + transfer.shape) @ into, -1, 0)  # (x, n, chi)
+    rows = np.ascontiguousarray(np.concatenate([state.real, state.imag], axis=1))
+    powers = np.asarray(real_powers(rows, real.backward if backward else real.forward, num_steps))
+    powers = powers[:, :, :count] + 1j * powers[:, :, count:]  # (k, x, n, chi)
+    powers = np.moveaxis(powers, 1, -1) @ out_of
+    return powers.reshape(num_steps + 1, count, -1)
+
+
+def powers(
+    transfer: TransferMap,
+    apply: Apply,
+    modes: Optional[SlowModes],
+    columns: np.ndarray,
+    gaps: np.ndarray,
+    row: Optional[np.ndarray] = None,
+    backward: bool = False,
+) -> np.ndarray:
+    """:func:`oqupy._slow_modes.advance` by ``apply`` (``T``, or ``T^T`` with ``backward``); exact powers
+    (``modes`` None) of a map with a real form in the real basis (:func:`real_steps`) where :data:`REAL_POWERS`."""
+    if modes is None and REAL_POWERS and transfer.real is not None:
+        stepped = real_steps(transfer, columns.T, int(gaps.max()), backward)[gaps]  # (G, P, M)
+        return np.transpose(stepped, (2, 1, 0)) if row is None else (stepped @ row).T
+    return advance(apply, modes, columns, gaps, row)
 
 
 def read_row(transfer: TransferMap, operator: np.ndarray) -> np.ndarray:
@@ -214,18 +326,48 @@ def check_gaps(gaps: Any, count: int) -> List[np.ndarray]:
     return result
 
 
+def real_bordered(transfer: TransferMap) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """``(1 - R + v' r', v')``: :func:`bordered`'s system and ``v`` in the real basis, real (``R = P T P^dagger``,
+    ``P`` the basis ``Q`` on the system leg: ``s' = P s``), built from the real cell's blocks; ``None`` where the
+    map has no real form (:class:`RealMap`).  A real LU costs a third of the complex one."""
+    real = transfer.real
+    if real is None:
+        return None
+    dim2 = transfer.dim**2
+    step = real.forward
+    size = step.blocks.shape[1] * dim2
+    # R[(f, Y), (p, X)] = sum_k gather[k, X] blocks[k, p, f] scatter[Y, k]
+    ends = step.gather.T[:, :, None] * step.scatter.T[None, :, :]  # (X, k, Y)
+    turned = np.tensordot(step.blocks, ends, axes=(0, 1))  # (p, f, X, Y)
+    system = -np.transpose(turned, (1, 3, 0, 2)).reshape(size, size)
+    identity = np.identity(transfer.dim, dtype=config.NpDtype).reshape(dim2)
+    guess = np.kron(np.real(transfer.left), (real.basis @ identity).real / transfer.dim)
+    trace_row = np.kron(np.real(transfer.caps[0]), (real.basis.conj() @ identity).real)
+    system += np.outer(guess, trace_row)
+    system[np.diag_indices(size)] += 1.0
+    return system, guess
+
+
 def unique_state(transfer: TransferMap, rcond_limit: float, tolerance: float) -> Optional[np.ndarray]:
     """The steady state from one LU factorisation of the bordered map (:func:`bordered`; concrete maps only), or
     ``None`` where that is near singular (reciprocal condition number below ``rcond_limit``: a steady state that
     may not be unique) or where the solution is no fixed point of ``T`` (``|T s - s| > tolerance |s|``: no
-    eigenvalue 1)."""
-    _, system, guess, _ = bordered(transfer)
+    eigenvalue 1).  Solved in the real basis where the map is real there (:func:`real_bordered`)."""
+    real = real_bordered(transfer)
+    if real is None:
+        _, system, guess, _ = bordered(transfer)
+    else:
+        system, guess = real
     factors = scipy.linalg.lu_factor(system, check_finite=False)
     (gecon,) = scipy.linalg.get_lapack_funcs(("gecon",), (factors[0],))
     rcond, _ = gecon(factors[0], np.linalg.norm(system, 1), norm="1")
     if not rcond >= rcond_limit:
         return None
     state = scipy.linalg.lu_solve(factors, guess, check_finite=False)
+    if real is not None:
+        assert transfer.real is not None
+        dim2 = transfer.dim**2
+        state = (state.reshape(-1, dim2) @ transfer.real.basis.conj()).reshape(-1)  # s = P^dagger s'
     residual = np.linalg.norm(transfer.step(state[None])[0] - state)
     return state if residual <= tolerance * np.linalg.norm(state) else None
 

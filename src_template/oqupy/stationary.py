@@ -29,9 +29,9 @@ structured step of :mod:`oqupy._transfer_map`) until a state has settled into th
 those modes (:mod:`oqupy._slow_modes`; a dense eigendecomposition with ``method='dense'``, or where no slow modes
 separate); where every power needed is within ``EXACT_STEPS``, the steady state from one linear solve and exact
 steps only.  The spectrum by linear solves (``method='solve'``) computes with ``jax.numpy`` when ``oqupy_jax``
-traces the system (:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.  A compiled (``jax.jit``,
-``lax.scan``) form of the concrete path was measured and lost on a CPU: XLA's complex products are 1.5 to 3
-times slower than OpenBLAS's at these sizes (``docs/benchmarks.md``).
+traces the system (:mod:`oqupy._boundary`), so ``jax.grad`` goes through it.  Where the map is real in the real
+basis (``TransferMap.real``) the solved steady state is a real solve, and ``oqupy_jax`` steps exact powers there, one
+jitted scan per chain (:func:`oqupy._transfer_map.powers`; ``docs/benchmarks.md``).
 """
 
 import warnings
@@ -41,7 +41,7 @@ import numpy as np
 
 from oqupy import config
 from oqupy._boundary import array_namespace, to_host
-from oqupy._slow_modes import Apply, SlowModes, advance, dense_modes, slow_modes, walk
+from oqupy._slow_modes import Apply, SlowModes, dense_modes, slow_modes, walk
 from oqupy._transfer_map import (
     TransferMap,
     apply_super,
@@ -50,6 +50,7 @@ from oqupy._transfer_map import (
     check_steps,
     dense_matrix,
     on_columns,
+    powers,
     read_row,
     scan_rows,
     solved_state,
@@ -218,7 +219,9 @@ def _one_side(
         return _propagated(stationary, row, start, num_steps)
     modes = stationary.modes
     if stationary.dense is None or modes is None:
-        return advance(stationary.forward, modes, start[:, None], np.arange(num_steps + 1), row)[0]
+        return powers(
+            stationary.transfer, stationary.forward, modes, start[:, None], np.arange(num_steps + 1), row
+        )[0]
     series = _series(modes.values, (row @ modes.vectors) * modes.coordinates(start), num_steps)
     check = min(num_steps, CHECK_STEPS)
     reference = _propagated(stationary, row, start, check)
@@ -582,11 +585,15 @@ def compute_stationary_multitime_correlations(
     # columns: the state after O_1 ... O_i, one column per combination of the gaps so far
     columns = apply_super(transfer, supers[0], stationary.state[None]).T
     for gap, superoperator in zip(steps[:-1], supers[1:-1]):
-        propagated = advance(stationary.forward, stationary.modes, columns, gap).reshape(len(state), -1)
+        propagated = powers(transfer, stationary.forward, stationary.modes, columns, gap).reshape(
+            len(state), -1
+        )
         columns = apply_super(transfer, superoperator, propagated.T).T  # (M, P * G)
     # the last gap from the read-out's side: row . T^g (columns of T^T's powers), against every column
     last = steps[-1]
     left = stationary.left_modes(int(last.max()))
     backward = on_columns(transfer.back)
-    rows = advance(backward, left, read_row(transfer, matrices[-1])[:, None], last)[:, 0, :]
+    rows = powers(transfer, backward, left, read_row(transfer, matrices[-1])[:, None], last, backward=True)[
+        :, 0, :
+    ]
     return delays, (columns.T @ rows).reshape(shape)
