@@ -98,6 +98,18 @@ KERNEL_ARGUMENTS = {
         ),
         {},
     ),
+    "oqupy_jax._real_powers.real_powers": lambda: (
+        (
+            np.arange(4 * 2 * 3.0).reshape(4, 2, 3) / 10.0,  # [x, n, chi]
+            ojax._real_powers.RealStep(
+                np.arange(5 * 4.0).reshape(5, 4) / 20.0,  # gather [K, x]
+                np.arange(5 * 3 * 3.0).reshape(5, 3, 3) / 45.0 - 0.3,  # blocks [K, p, f]
+                np.arange(4 * 5.0).reshape(4, 5)[::-1] / 20.0,  # scatter [x, K]
+            ),
+            3,
+        ),
+        {},
+    ),
     "oqupy_jax._propagation.propagate": lambda: (
         (
             np.ones((2, 4)) + 0.5j,
