@@ -3,6 +3,10 @@
 ``pytest --package oqupy_numpy`` (repeatable) selects packages; without the option every package in
 ``DEFAULT_PACKAGES`` is tested and must be importable (a missing package is an error, never a skip).
 ``--package oqupy`` runs the suite against the template itself (developer convenience).
+
+A test marked ``one_package`` runs for the first selected package only (``oqupy_numpy`` by default, ``oqupy_jax``
+under ``--package oqupy_jax``): for expensive physics whose numpy == jax agreement ``tests/test_cross_package.py``
+already checks, so that the main run does not pay JAX's compilation for it a second time.
 """
 
 import importlib
@@ -28,6 +32,8 @@ def selected_packages(config):
 def pytest_generate_tests(metafunc):
     if "oq" in metafunc.fixturenames:
         names = selected_packages(metafunc.config)
+        if metafunc.definition.get_closest_marker("one_package"):
+            names = names[:1]
         metafunc.parametrize("oq", names, indirect=True, ids=list(names))
 
 

@@ -4,6 +4,11 @@ The reference values were produced by running the tutorial's chain with the PyPI
 (TensorNetwork backend): chain parameters eps = 1, (Jx, Jy, Jz) = (1.3, 0.7, 1.2) on s = sigma/2, dt = 0.2,
 second-order Trotter, epsrel = 1e-6.  Only numbers are kept here.  Both implementations truncate at
 epsrel = 1e-6, so agreement is expected at that level, not to round-off.
+
+The chains run for one package (``one_package``: oqupy_numpy by default): oqupy_jax's PT-TEBD would compile its
+kernels for every bond capacity the chain grows through (18 s of a CI run), and its agreement with oqupy_numpy on a
+coupled chain with two environments, a bond capacity overflowed included, is checked to 1e-10 in
+``tests/test_cross_package.py::test_pt_tebd_packages_agree``.
 """
 
 import numpy as np
@@ -60,6 +65,7 @@ def final_sz(oq, results, sz):
     return np.array(values), np.asarray(times)
 
 
+@pytest.mark.one_package
 def test_closed_chain_matches_oqupy_05(oq):
     chain, sz = xyz_chain(oq)
     up, down = oq.operators.spin_dm("z+"), oq.operators.spin_dm("z-")
@@ -80,6 +86,7 @@ def test_closed_chain_matches_oqupy_05(oq):
     assert np.asarray(results["bond_dimensions"])[-1].tolist() == [4, 16, 16, 4]
 
 
+@pytest.mark.one_package
 def test_open_chain_matches_oqupy_05(oq):
     chain, sz = xyz_chain(oq)
     correlations = oq.PowerLawSD(alpha=0.32, zeta=1, cutoff=4.0, cutoff_type="exponential", temperature=1.6)
