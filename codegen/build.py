@@ -186,9 +186,13 @@ def _targets(repo: Path, path: Path) -> dict[str, str]:
     }
 
 
+Translation = tuple[dict[str, str], dict[str, int], list[Diagnostic]]
+"""One template module's translation: generated files by path, rules fired (counts), diagnostics."""
+
+
 def _translate_file(
     repo: Path, path: Path, fingerprint: str, types: frozenset[str], dtypes: tuple[tuple[str, str], ...]
-) -> tuple[dict[str, str], dict[str, int], list[Diagnostic]]:
+) -> Translation:
     """Translate one template module for every backend it is emitted into."""
     files: dict[str, str] = {}
     fired: dict[str, int] = {}
@@ -214,22 +218,43 @@ def _translate_file(
     return files, fired, diagnostics
 
 
-def build_tree(repo: Path = REPO) -> Tree:
+def build_tree(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | None = None) -> Tree:
     """Translate every template module for both backends; raise ``CodegenError`` with all problems.
 
     Modules are independent, so they are translated in parallel processes; the result does not depend
-    on the order in which they finish.
+    on the order in which they finish.  ``cache`` (optional, read and filled) holds translations by template
+    path and :func:`inputs_digest`, which covers everything that decides a module's translation (as for
+    :func:`check`'s quick judgement): trees that differ in a few modules translate only those.  The test suite
+    shares one between the builds of its scratch trees; ``python -m codegen`` keeps none.
     """
     tree = Tree()
     diagnostics: list[Diagnostic] = []
     paths = template_modules(repo)
-    # spawn, not fork: the caller may have JAX (multithreaded) loaded, and forking it can deadlock
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1), mp_context=context) as pool:
-        fingerprints = [codegen_fingerprint()] * len(paths)
-        types = [array_types(repo)] * len(paths)
-        dtypes = [package_dtypes(repo)] * len(paths)
-        results = list(pool.map(_translate_file, [repo] * len(paths), paths, fingerprints, types, dtypes))
+    fingerprint, types, dtypes = codegen_fingerprint(), array_types(repo), package_dtypes(repo)
+    keys = [
+        (path.relative_to(repo).as_posix(), inputs_digest(path.read_text(), fingerprint, types, dtypes))
+        for path in paths
+    ]
+    known: dict[tuple[str, str], Translation] = {} if cache is None else cache
+    missing = [index for index, key in enumerate(keys) if key not in known]
+    translated: dict[tuple[str, str], Translation] = {}
+    if missing:
+        count = len(missing)
+        # spawn, not fork: the caller may have JAX (multithreaded) loaded, and forking it can deadlock
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(count, os.cpu_count() or 1), mp_context=context) as pool:
+            fresh = pool.map(
+                _translate_file,
+                [repo] * count,
+                [paths[index] for index in missing],
+                [fingerprint] * count,
+                [types] * count,
+                [dtypes] * count,
+            )
+            translated = {keys[index]: result for index, result in zip(missing, fresh)}
+    if cache is not None:
+        cache.update(translated)
+    results = [known[key] if key in known else translated[key] for key in keys]
     for files, fired, found in results:
         tree.files.update(files)
         diagnostics.extend(found)
@@ -395,9 +420,11 @@ def import_check(root: Path) -> list[str]:
     return failures
 
 
-def build(repo: Path = REPO) -> int:
+def build(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | None = None) -> int:
+    """Translate the template and write what changed into ``generated/`` (nothing if any module fails);
+    0 on success.  ``cache``: as for :func:`build_tree`."""
     try:
-        tree = build_tree(repo)
+        tree = build_tree(repo, cache)
     except CodegenError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic, file=sys.stderr)

@@ -12,8 +12,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def fresh_tree():
-    return codegen_build.build_tree(REPO)
+def translations():
+    """Translated modules shared by this module's builds (``build_tree``'s ``cache``): a scratch tree that
+    differs from the template in a few modules translates only those.  A full translation takes minutes on two
+    cores; ``test_build_is_deterministic`` builds without the cache, so the cached results are checked."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def fresh_tree(translations):
+    return codegen_build.build_tree(REPO, translations)
 
 
 def test_generated_tree_is_fresh(fresh_tree):
@@ -22,7 +30,7 @@ def test_generated_tree_is_fresh(fresh_tree):
 
 
 def test_build_is_deterministic(fresh_tree):
-    assert codegen_build.build_tree(REPO).files == fresh_tree.files
+    assert codegen_build.build_tree(REPO).files == fresh_tree.files  # no cache: every module again
 
 
 def test_every_generated_file_has_a_banner_naming_its_template(fresh_tree):
@@ -52,8 +60,8 @@ def scratch(tmp_path):
     return tmp_path
 
 
-def problems_in(repo):
-    return "\n".join(codegen_build.problems(repo, codegen_build.build_tree(repo)))
+def problems_in(repo, translations):
+    return "\n".join(codegen_build.problems(repo, codegen_build.build_tree(repo, translations)))
 
 
 def spoil(repo):
@@ -81,14 +89,14 @@ SPOILED = [
 ]
 
 
-def test_full_check_judges_like_the_quick_one_and_adds_diffs(scratch):
+def test_full_check_judges_like_the_quick_one_and_adds_diffs(scratch, translations):
     spoil(scratch)
-    report = codegen_build.problems(scratch, codegen_build.build_tree(scratch))
+    report = codegen_build.problems(scratch, codegen_build.build_tree(scratch, translations))
     assert sorted(line.split("\n")[0] for line in report) == SPOILED
     assert "+    return result\n" in "\n".join(report)
 
 
-def test_unused_rule_is_reported(scratch):
+def test_unused_rule_is_reported(scratch, translations):
     rewritten = 0
     for path in (scratch / "src_template/oqupy").glob("*.py"):  # every `x.shape = s` written as a reshape
         text = path.read_text()
@@ -96,17 +104,17 @@ def test_unused_rule_is_reported(scratch):
         path.write_text(new)
         rewritten += new != text
     assert rewritten
-    assert "rule 'shape-assign' fired on nothing" in problems_in(scratch)
+    assert "rule 'shape-assign' fired on nothing" in problems_in(scratch, translations)
 
 
-def test_failed_build_writes_nothing_and_reports_every_problem(scratch, capsys):
+def test_failed_build_writes_nothing_and_reports_every_problem(scratch, translations, capsys):
     before = {p: p.read_bytes() for p in (scratch / "generated").rglob("*") if p.is_file()}
     (scratch / "src_template/oqupy/broken.py").write_text(
         "import numpy as np\n\n\ndef f(x: np.ndarray):\n    x[0] = 1.0\n    return np.random.rand(3)\n"
     )
     operators = scratch / "src_template/oqupy/operators.py"
     operators.write_text(operators.read_text() + "\n\nANSWER = 42\n")
-    assert codegen_build.build(scratch) == 1
+    assert codegen_build.build(scratch, translations) == 1
     err = capsys.readouterr().err
     assert "src_template/oqupy/broken.py:5:5: [argument-write]" in err
     assert "src_template/oqupy/broken.py:6:12: [numpy-to-jax]" in err and "nothing written" in err
@@ -114,10 +122,10 @@ def test_failed_build_writes_nothing_and_reports_every_problem(scratch, capsys):
     assert after == before
 
 
-def test_build_then_check_round_trip(scratch):
+def test_build_then_check_round_trip(scratch, translations):
     operators = scratch / "src_template/oqupy/operators.py"
     operators.write_text(operators.read_text() + "\n\nANSWER = 42\n")
-    assert codegen_build.build(scratch) == 0
+    assert codegen_build.build(scratch, translations) == 0
     assert "ANSWER = 42" in (scratch / "generated/oqupy_jax/src/oqupy_jax/operators.py").read_text()
     assert codegen_build.check(scratch) == 0
 
