@@ -123,7 +123,9 @@ class Writes:
                     reason = f"`{other}` is the same array object and is used later"
         one_axis = current.ndim == 1 or (current.shape is not None and len(current.shape) == 1)
         one_axis = one_axis or bool(current.flat) and _names_axis(value_node, current.flat)
-        if reason is None and not current.contig and not one_axis:
+        # inserting (or dropping) axes of size 1 is a view for every layout, so NumPy never refuses it
+        unit_axes = _unit_axes_only(value_node, base.value)
+        if reason is None and not current.contig and not one_axis and not unit_axes:
             reason = "may not be C-contiguous (NumPy refuses `.shape =` there, `reshape` copies)"
         if reason is not None:
             self.report(
@@ -503,6 +505,72 @@ class Writes:
             owner, name = key.rsplit(".", 1)
             if (not base or owner == base) and (not attr or name == attr):
                 self._escape(state.names.pop(key), state)
+
+
+def _shape_of_name(node: cst.BaseExpression, name: str) -> bool:
+    """Whether ``node`` is ``name.shape``."""
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == name
+        and node.attr.value == "shape"
+    )
+
+
+def _shape_items(shape: Optional[cst.BaseExpression], name: str) -> Optional[list]:
+    """``shape`` as a list of ``1`` (a literal one), ``"all"`` (``name.shape`` spliced in) and ``k`` (the literal
+    axis ``name.shape[k]``, ``k >= 0``), or None where it holds anything else."""
+    if shape is None:
+        return None
+    if _shape_of_name(shape, name):
+        return ["all"]
+    if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add):
+        left, right = _shape_items(shape.left, name), _shape_items(shape.right, name)
+        return None if left is None or right is None else left + right
+    if (
+        isinstance(shape, cst.Call)
+        and isinstance(shape.func, cst.Name)
+        and shape.func.value in ("tuple", "list")
+        and len(shape.args) == 1
+    ):
+        return _shape_items(shape.args[0].value, name)
+    if not isinstance(shape, (cst.Tuple, cst.List)):
+        return None
+    items: list = []
+    for element in shape.elements:
+        if isinstance(element, cst.StarredElement):
+            inner = _shape_items(element.value, name)
+            if inner is None:
+                return None
+            items.extend(inner)
+        elif isinstance(element.value, cst.Integer) and element.value.evaluated_value == 1:
+            items.append(1)
+        elif (
+            isinstance(element.value, cst.Subscript)
+            and _shape_of_name(element.value.value, name)
+            and len(element.value.slice) == 1
+            and isinstance(element.value.slice[0].slice, cst.Index)
+            and isinstance(element.value.slice[0].slice.value, cst.Integer)
+        ):
+            items.append(("axis", element.value.slice[0].slice.value.evaluated_value))
+        else:
+            return None
+    return items
+
+
+def _unit_axes_only(shape: Optional[cst.BaseExpression], name: str) -> bool:
+    """Whether the new shape ``shape`` of ``name`` keeps ``name``'s axes in their order and adds only literal ones:
+    ``(1,) + x.shape``, ``(*x.shape, 1)``, ``(x.shape[0], 1, x.shape[1])``.  Such a ``.shape =`` inserts axes of
+    size 1 (or, where ``x`` has axes the shape leaves out, either drops axes of size 1 or fails in both packages:
+    the sizes differ), which NumPy does in place for any memory layout."""
+    items = _shape_items(shape, name)
+    if items is None:
+        return False
+    whole = items.count("all")
+    axes = [item[1] for item in items if isinstance(item, tuple)]
+    if whole:
+        return whole == 1 and not axes
+    return all(axis >= 0 for axis in axes) and all(a < b for a, b in zip(axes, axes[1:]))
 
 
 def _names_axis(shape: Optional[cst.BaseExpression], flat: str) -> bool:

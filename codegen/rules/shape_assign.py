@@ -22,8 +22,10 @@ class ShapeAssign(Rule):
     one: NumPy refuses ``.shape =`` on other layouts, where ``reshape`` would copy) and no other live name
     may refer to it (it would see the new shape in the template only).  ``y = x.reshape(n)`` of a value of
     unknown kind is a new object too; a ``.shape =`` that names ``n`` as one axis (``tuple([1] * k + [n])``)
-    either reshapes a 1-D array, which NumPy can for any layout, or fails in both packages.  Host code keeps
-    ``.shape =``.
+    either reshapes a 1-D array, which NumPy can for any layout, or fails in both packages.  A new shape that
+    keeps the array's own axes in order and adds literal ones (``(1,) + x.shape``, ``(x.shape[0], 1,
+    x.shape[1])``) inserts axes of size 1, which NumPy does in place for any layout, so it needs no contiguity.
+    Host code keeps ``.shape =``.
     """
 
     NEEDS = ("<shape-write>",)
@@ -78,6 +80,42 @@ class ShapeAssign(Rule):
                 return flat
             """,
         ),
+        Example(  # axes of size 1 inserted: a view for any layout, so ``np.array(x)`` (``x``'s layout) will do
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                a = np.array(x)
+                a.shape = (1,) + a.shape
+                b = np.array(x)
+                b.shape = (b.shape[0], 1, b.shape[1])
+                return a, b
+            """,
+            numpy="""
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                a = np.array(x)
+                a = a.reshape((1,) + a.shape)
+                b = np.array(x)
+                b = b.reshape((b.shape[0], 1, b.shape[1]))
+                return a, b
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+
+
+            def f(x: jax.Array):
+                a = jnp.array(x)
+                a = a.reshape((1,) + a.shape)
+                b = jnp.array(x)
+                b = b.reshape((b.shape[0], 1, b.shape[1]))
+                return a, b
+            """,
+        ),
     )
     IDIOMS = (
         Idiom(
@@ -129,6 +167,18 @@ class ShapeAssign(Rule):
                 n = m
                 flat.shape = (1, n)
                 return flat
+            """,
+            "may not be C-contiguous",
+        ),
+        Invalid(  # the axes swapped, not only ones added: NumPy refuses it on other layouts
+            """
+            import numpy as np
+
+
+            def f(x: np.ndarray):
+                a = np.array(x)
+                a.shape = (a.shape[1], a.shape[0])
+                return a
             """,
             "may not be C-contiguous",
         ),
