@@ -237,7 +237,6 @@ def build_tree(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | No
     ]
     known: dict[tuple[str, str], Translation] = {} if cache is None else cache
     missing = [index for index, key in enumerate(keys) if key not in known]
-    translated: dict[tuple[str, str], Translation] = {}
     if missing:
         count = len(missing)
         # spawn, not fork: the caller may have JAX (multithreaded) loaded, and forking it can deadlock
@@ -251,10 +250,8 @@ def build_tree(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | No
                 [types] * count,
                 [dtypes] * count,
             )
-            translated = {keys[index]: result for index, result in zip(missing, fresh)}
-    if cache is not None:
-        cache.update(translated)
-    results = [known[key] if key in known else translated[key] for key in keys]
+            known.update((keys[index], result) for index, result in zip(missing, fresh))
+    results = [known[key] for key in keys]
     for files, fired, found in results:
         tree.files.update(files)
         diagnostics.extend(found)

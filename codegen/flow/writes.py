@@ -517,9 +517,19 @@ def _shape_of_name(node: cst.BaseExpression, name: str) -> bool:
     )
 
 
+def _sequence_call(node: Optional[cst.BaseExpression]) -> bool:
+    """Whether ``node`` is ``tuple(x)`` or ``list(x)`` of one argument (a shape spelled through a sequence)."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("tuple", "list")
+        and len(node.args) == 1
+    )
+
+
 def _shape_items(shape: Optional[cst.BaseExpression], name: str) -> Optional[list]:
-    """``shape`` as a list of ``1`` (a literal one), ``"all"`` (``name.shape`` spliced in) and ``k`` (the literal
-    axis ``name.shape[k]``, ``k >= 0``), or None where it holds anything else."""
+    """``shape`` as a list of ``1`` (a literal one), ``"all"`` (``name.shape`` spliced in) and ``("axis", k)`` (the
+    literal axis ``name.shape[k]``), or None where it holds anything else."""
     if shape is None:
         return None
     if _shape_of_name(shape, name):
@@ -527,12 +537,7 @@ def _shape_items(shape: Optional[cst.BaseExpression], name: str) -> Optional[lis
     if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add):
         left, right = _shape_items(shape.left, name), _shape_items(shape.right, name)
         return None if left is None or right is None else left + right
-    if (
-        isinstance(shape, cst.Call)
-        and isinstance(shape.func, cst.Name)
-        and shape.func.value in ("tuple", "list")
-        and len(shape.args) == 1
-    ):
+    if _sequence_call(shape):
         return _shape_items(shape.args[0].value, name)
     if not isinstance(shape, (cst.Tuple, cst.List)):
         return None
@@ -582,11 +587,6 @@ def _names_axis(shape: Optional[cst.BaseExpression], flat: str) -> bool:
         )
     if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, (cst.Add, cst.Multiply)):
         return _names_axis(shape.left, flat) or _names_axis(shape.right, flat)
-    if (
-        isinstance(shape, cst.Call)
-        and isinstance(shape.func, cst.Name)
-        and shape.func.value in ("tuple", "list")
-        and len(shape.args) == 1
-    ):
+    if _sequence_call(shape):
         return _names_axis(shape.args[0].value, flat)
     return False
