@@ -289,6 +289,10 @@ class Influences:
             self.tail_lines[key] = self._line_operators(self.get(dk, step))
         return self.tail_lines[key]
 
+    def line_key(self, dk: int, step: int) -> Tuple[int, Optional[float]]:
+        """What identifies :meth:`line`'s matrix: the distance, and the tail's length if it carries the tail."""
+        return dk, self._tail_key(dk, step)
+
     def _tail_key(self, dk: int, step: int) -> Optional[float]:
         """The tail's length (rounded) if distance ``dk`` at ``step`` carries the memory tail, else None.
 

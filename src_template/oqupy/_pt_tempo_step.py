@@ -31,9 +31,12 @@ __all__ = [
     "close_leg",
     "isometric_split",
     "orthonormal_columns",
+    "pair_line",
+    "pair_pays",
     "sketch_generator",
     "sketched_split",
     "step",
+    "step_pair",
     "zip_leg",
 ]
 
@@ -160,7 +163,6 @@ def step(
     """
     row_weights, column_weights = network.north_weights, network.west_weights
     num_north, num_west = row_weights.shape[0], column_weights.shape[0]
-    weighted_west = bool(np.any(column_weights != 1.0))
     # the weights of the truncations applied to the line's output (rows C, columns W of theta)
     output_weights = (row_weights[:, None] * column_weights[None, :]).reshape(-1, 1)
     start = network.start_leg.reshape(1, num_west, 1)
@@ -178,13 +180,32 @@ def step(
         legs[lag] = leg.reshape(rank, num_west, new) / column_weights[None, :, None]
         carry = weights.reshape(bond, num_north, rank) / row_weights[None, :, None]
         max_rank = max(max_rank, rank)
-    chain = [close_leg(carry, legs[0], network.close), *legs[1:]]
+    sites, legs, rank = _sweep(
+        [close_leg(carry, legs[0], network.close), *legs[1:]], 1, network, epsrel, sketches
+    )
+    return sites[0], legs, max(max_rank, rank)
+
+
+def _sweep(
+    chain: List[np.ndarray],
+    finished: int,
+    network: StepNetwork,
+    epsrel: float,
+    sketches: Optional[np.random.Generator],
+) -> Tuple[List[np.ndarray], List[np.ndarray], int]:
+    """The left-to-right sweep after a zip-up: ``chain`` holds ``finished`` sites over the path index, then the
+    open legs.  The sites' bonds are truncated (full SVDs), the legs' bonds too without ``sketches``, else only
+    orthogonalised (:func:`isometric_split`).  Returns the sites over the coupling eigenbasis's path index
+    (``network.to_path``), the left-canonical legs and the largest kept rank."""
+    column_weights = network.west_weights
+    weighted_west = bool(np.any(column_weights != 1.0))
+    max_rank = 1
     for index in range(len(chain) - 1):
-        # the finished site is over the path index (unweighted); the legs over the weighted west classes
+        # the finished sites are over the path index (unweighted); the legs over the weighted west classes
         left, classes, right = chain[index].shape
-        scaled = index > 0 and weighted_west
+        scaled = index >= finished and weighted_west
         weighted = chain[index] * column_weights[None, :, None] if scaled else chain[index]
-        if index == 0 or sketches is None:
+        if index < finished or sketches is None:
             isometry, weights, rank = split(weighted.reshape(left * classes, right), epsrel)
         else:
             # a leg's bond: the next step's zip-up truncates it, with that step's line applied
@@ -197,5 +218,108 @@ def step(
             rank, *following.shape[1:]
         )
         max_rank = max(max_rank, rank)
-    site = np.transpose(np.tensordot(network.to_path, chain[0], axes=([1], [1])), (1, 0, 2))
-    return site, chain[1:], max_rank
+    sites = [
+        np.transpose(np.tensordot(network.to_path, site, axes=([1], [1])), (1, 0, 2))
+        for site in chain[:finished]
+    ]
+    return sites, chain[finished:], max_rank
+
+
+PAIR_MAX_BOND = 32
+"""Largest open bond at which :func:`step_pair` replaces two :func:`step` calls (see :func:`pair_pays`)."""
+
+PAIR_MAX_NORTH = 4
+"""Most north classes for :func:`step_pair`: its zip-up matrices have ``num_north**2`` row blocks."""
+
+
+def pair_pays(legs: List[np.ndarray], network: StepNetwork) -> bool:
+    """Whether :func:`step_pair` is the cheaper way to the next two sites.
+
+    A pair halves the number of splits (and of sweeps) at the price of matrices ``num_north`` times taller.
+    Small splits cost LAPACK's fixed overhead, large ones their arithmetic, so pairs pay at small bonds.
+    Measured on one core (``docs/benchmarks.md``): 1.2x faster on OQuPy #162's bath (bonds up to 31), 1.3-1.5x
+    slower at bonds 74-250, 2.5x slower for a spin 1 (9 north classes).
+    """
+    bond = max([leg.shape[0] for leg in legs] or [1])
+    return network.north_weights.shape[0] <= PAIR_MAX_NORTH and bond <= PAIR_MAX_BOND
+
+
+def pair_line(line: Optional[np.ndarray], next_line: np.ndarray, num_north: int) -> np.ndarray:
+    """The lines of two consecutive times on one leg, as one matrix ``pair[(c, d, W), (w, c0, d0)]``
+    (:func:`step_pair`): ``line[(c, V), (w, c0)]`` (``None``: beyond that time's memory, its class passes)
+    followed by ``next_line[(d, W), (V, d0)]``; the two act on the leg's west class one after the other."""
+    size = next_line.shape[0]
+    num_west = size // num_north
+    if line is None:
+        first = np.eye(num_north)[:, None, None, :] * np.eye(num_west)[None, :, :, None]
+    else:
+        first = line.reshape(num_north, num_west, num_west, num_north)
+    second = next_line.reshape(num_north, num_west, num_west, num_north)
+    return np.einsum("cVwx,dWVy->cdWwxy", first, second).reshape(num_north * size, size * num_north)
+
+
+def step_pair(
+    legs: List[np.ndarray],
+    length: int,
+    first_line: np.ndarray,
+    pair_lines: List[np.ndarray],
+    network: StepNetwork,
+    epsrel: float,
+    sketches: Optional[np.random.Generator] = None,
+) -> Tuple[List[np.ndarray], List[np.ndarray], int]:
+    """Finish the sites of times ``n`` and ``n + 1`` with one zip-up; returns ``([site_n, site_n+1], legs,
+    largest kept rank)``, the same tensors as two :func:`step` calls up to the truncations.
+
+    ``legs`` and ``length`` (legs of times ``n ... n + length - 1``) are as for :func:`step`; ``first_line`` is
+    the influence of distance 1 from ``n``, and ``pair_lines[k - 2]`` (:func:`pair_line`) those of ``n`` and
+    ``n + 1`` on the leg of ``n + k``.  The carry holds both lines' north classes, ``carry[r, c, d, x]`` (``c``
+    of ``a_n``, ``d`` of ``a_n+1``), and one split truncates each bond.  Both north classes stay left of every
+    split, with the sites of ``n`` and ``n + 1``, so the bonds are those of two single steps.  On the leg of
+    ``n + 1`` the line of ``a_n`` is applied and ``a_n+1``'s closes; the site of ``n + 1`` is split off (its path
+    index to the right) and ``a_n``'s line closes on the leg of ``n``.  One sweep (:func:`step`'s) follows.
+    """
+    assert length >= 2, "a pair of steps needs the legs of both times"
+    row_weights, column_weights = network.north_weights, network.west_weights
+    num_north, num_west = row_weights.shape[0], column_weights.shape[0]
+    size = num_north * num_west
+    # truncation weights of the rows (c, d, W) of the pair's output
+    output_weights = (row_weights[:, None, None] * row_weights[None, :, None] * column_weights).reshape(-1, 1)
+    classes = row_weights[:, None] * row_weights[None, :]
+    start = network.start_leg.reshape(1, num_west, 1)
+    legs = list(legs) + [start] * (length - len(legs))
+    both = network.start_carry[:, None] * network.start_carry[None, :]
+    carry = both.reshape(1, num_north, num_north, 1)
+    max_rank = 1
+    for lag in range(len(legs) - 1, 1, -1):
+        left, _, right = legs[lag].shape
+        new = carry.shape[3]
+        product = np.matmul(
+            legs[lag].reshape(left * num_west, right), carry.reshape(right, num_north * num_north * new)
+        )  # [l, (w, c, d), x]
+        theta = np.matmul(output_weights * pair_lines[lag - 2], product.reshape(left, size * num_north, new))
+        theta = theta.reshape(left * num_north * num_north, num_west * new)  # rows (l, c, d), columns (W, x)
+        if sketches is None:
+            weights, leg, rank = split(theta, epsrel, weights_left=True)
+        else:
+            weights, leg, rank = sketched_split(theta, epsrel, left, sketches, weights_left=True)
+        legs[lag] = leg.reshape(rank, num_west, new) / column_weights[None, :, None]
+        carry = weights.reshape(left, num_north, num_north, rank) / classes[None, :, :, None]
+        max_rank = max(max_rank, rank)
+    # the leg of n + 1: a_n's line, then a_n+1's closes on it; its path index goes right
+    left, _, right = legs[1].shape
+    new = carry.shape[3]
+    product = np.matmul(
+        legs[1].reshape(left * num_west, right), carry.reshape(right, num_north * num_north * new)
+    )
+    first_weights = np.repeat(row_weights, num_west).reshape(-1, 1)  # rows (c, W): c's weight
+    theta = np.matmul(first_weights * first_line, product.reshape(left, size, num_north * new))
+    theta = np.tensordot(
+        theta.reshape(left, num_north, num_west, num_north, new), network.close, axes=([2, 3], [1, 2])
+    )  # [l, c, x, a]
+    paths = theta.shape[3]
+    theta = np.transpose(theta, (0, 1, 3, 2)).reshape(left * num_north, paths * new)
+    weights, site, rank = split(theta, epsrel, weights_left=True)
+    carry = weights.reshape(left, num_north, rank) / row_weights[None, :, None]
+    chain = [close_leg(carry, legs[0], network.close), site.reshape(rank, paths, new), *legs[2:]]
+    sites, legs, swept = _sweep(chain, 2, network, epsrel, sketches)
+    return sites, legs, max(max_rank, rank, swept)

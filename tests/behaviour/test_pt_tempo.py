@@ -444,20 +444,44 @@ def test_batch_equals_one_call_per_system(oq):
         )
 
 
-def _influence_functional(oq, bath, parameters, steps, unique, weighted, real=False, sketched=False):
+def _influence_functional(
+    oq, bath, parameters, steps, unique, weighted, real=False, sketched=False, paired=False
+):
     """F(a_0 ... a_{N-1}) of a PT-TEMPO build through the host step, the kept ranks and the step tensors' dtype
-    (every split a full SVD unless ``sketched``)."""
+    (every split a full SVD unless ``sketched``; two times per zip-up wherever two remain if ``paired``)."""
     influences = oq._influences.Influences(bath, parameters, unique, weighted_classes=weighted, real=real)
     influences.extend(steps)
     legs, sites, ranks = [], [], []
     sketches = oq._pt_tempo_step.sketch_generator() if sketched else None
-    for step in range(steps):
-        lines = [influences.line(lag, step + lag) for lag in range(1, steps - step)]
-        site, legs, rank = oq._pt_tempo_step.step(
-            legs, steps - step, lines, influences.network, parameters.epsrel, sketches
-        )
-        sites.append(site)
+    dkmax = parameters.dkmax
+
+    def lines_of(step):
+        last = steps - 1 if dkmax is None else min(step + dkmax, steps - 1)
+        return [influences.line(lag, step + lag) for lag in range(1, last - step + 1)]
+
+    step = 0
+    while step < steps:
+        lines = lines_of(step)
+        if paired and step + 1 < steps:
+            following = lines_of(step + 1)
+            num_north = influences.network.north_weights.shape[0]
+            pairs = [
+                oq._pt_tempo_step.pair_line(
+                    lines[lag - 1] if lag <= len(lines) else None, following[lag - 2], num_north
+                )
+                for lag in range(2, len(following) + 2)
+            ]
+            pair, legs, rank = oq._pt_tempo_step.step_pair(
+                legs, len(following) + 2, lines[0], pairs, influences.network, parameters.epsrel, sketches
+            )
+            sites.extend(pair)
+        else:
+            site, legs, rank = oq._pt_tempo_step.step(
+                legs, len(lines) + 1, lines, influences.network, parameters.epsrel, sketches
+            )
+            sites.append(site)
         ranks.append(rank)
+        step = len(sites)
     functional = sites[0]
     for site in sites[1:]:
         functional = np.tensordot(functional, site, axes=(-1, 0))
@@ -534,6 +558,70 @@ def test_pt_tempo_real_basis_is_the_complex_computation(oq, case):
     assert np.abs(real - exact).max() < 1e-11 * scale
 
 
+PAIR_CASES = {
+    # name: (coupling, steps, TempoParameters arguments beyond dt and epsrel)
+    "full-memory-sz": ("z", 7, {}),
+    "memory-cut-sx": ("x", 8, {"tcut": 0.3}),
+    "memory-tail-sz": ("z", 7, {"tcut": 0.2, "add_correlation_time": 0.3}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAIR_CASES))
+def test_pt_tempo_step_pair_is_two_steps(oq, case):
+    """``_pt_tempo_step.step_pair`` (one zip-up for the lines of two times) builds the influence functional of
+    two ``step`` calls, with the full memory, a memory cut-off and a memory tail, over an odd number of steps
+    (the last one single): equal to rounding at epsrel 1e-12, and equally truncated at 1e-6."""
+    op = oq.operators
+    name, steps, extra = PAIR_CASES[case]
+    sd = oq.PowerLawSD(alpha=0.3, zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.5)
+    bath = oq.Bath(op.sigma(name), sd)
+    exact = oq.TempoParameters(dt=0.1, epsrel=1e-12, **extra)
+    single, _, _ = _influence_functional(oq, bath, exact, steps, False, True, real=True)
+    paired, ranks, _ = _influence_functional(oq, bath, exact, steps, False, True, real=True, paired=True)
+    scale = np.abs(single).max()
+    assert len(ranks) == (steps + 1) // 2 and max(ranks) >= 8  # pairs were taken, and bonds grew
+    # measured: 1e-14 .. 3e-14 of the largest value (rounding)
+    assert np.abs(paired - single).max() < 1e-11 * scale
+    loose = oq.TempoParameters(dt=0.1, epsrel=1e-6, **extra)
+    single, _, _ = _influence_functional(oq, bath, loose, steps, False, True, real=True)
+    paired, _, _ = _influence_functional(oq, bath, loose, steps, False, True, real=True, paired=True)
+    # measured: 1e-14 .. 2e-6 (other truncations at the 1e-6 level)
+    assert np.abs(paired - single).max() < 1e-5 * scale
+
+
+def test_pt_tempo_pairs_keep_the_dynamics(oq, monkeypatch):
+    """``PtTempo`` zips two times at once where ``pair_pays`` (small bonds), composing and reusing the pair lines
+    (also those with the memory tail): its dynamics are those of single steps to rounding at epsrel 1e-12."""
+    op = oq.operators
+    sd = oq.PowerLawSD(alpha=0.2, zeta=1, cutoff=5.0, cutoff_type="exponential", temperature=0.5)
+    bath = oq.Bath(op.sigma("z"), sd)
+    parameters = oq.TempoParameters(dt=0.1, tcut=0.4, epsrel=1e-12, add_correlation_time=0.5)
+    system = oq.System(0.5 * op.sigma("x"))
+    step_module = oq._pt_tempo_step
+    pairs = []
+    step_pair = step_module.step_pair
+
+    def counting_pairs(*arguments):
+        pairs.append(arguments[1])
+        return step_pair(*arguments)
+
+    monkeypatch.setattr(step_module, "step_pair", counting_pairs)
+
+    def states():
+        pt = oq.pt_tempo_compute(bath, 0.0, 1.1, parameters, progress_type="silent")
+        dynamics = oq.compute_dynamics(system, op.spin_dm("up"), process_tensor=pt, progress_type="silent")
+        return np.asarray(dynamics.states)
+
+    paired = states()
+    assert len(pairs) >= 3  # pairs while the bonds are small, then single steps
+    monkeypatch.setattr(step_module, "PAIR_MAX_BOND", 0)
+    pairs.clear()
+    single = states()
+    assert not pairs
+    # measured: 6e-15 (rounding)
+    np.testing.assert_allclose(paired, single, rtol=0, atol=1e-11)
+
+
 def test_sketched_split_bounds_its_truncation_error(oq):
     """``_pt_tempo_step.sketched_split`` counts the residual outside its sketch as discarded: the split's error
     stays below ``epsrel * s_0`` like a full SVD's, its rank is the SVD's or one more, and a sketch far too narrow for the
@@ -555,8 +643,8 @@ def test_sketched_split_bounds_its_truncation_error(oq):
 
 
 def test_pt_tempo_sketched_splits_converge_like_full_svds(oq, monkeypatch):
-    """``PtTempo`` sketches its larger zip-up splits and only orthogonalises the legs in its sweep
-    (``method="fast"``, the default): against the reference construction (complex, full SVDs everywhere),
+    """``PtTempo`` sketches its larger zip-up splits, only orthogonalises the legs in its sweep and, at small
+    bonds, zips the lines of two times at once (``method="fast"``, the default): against the reference construction (complex, full SVDs everywhere),
     <sigma_z>(t) is as accurate (the truncations differ, so the two differ by less than the reference's error),
     and both converge in epsrel to the same limit; an unknown method is a ValueError."""
     op = oq.operators
@@ -578,6 +666,14 @@ def test_pt_tempo_sketched_splits_converge_like_full_svds(oq, monkeypatch):
         return isometric_split(matrix)
 
     monkeypatch.setattr(step_module, "isometric_split", counting_legs)
+    pairs = []
+    step_pair = step_module.step_pair
+
+    def counting_pairs(*arguments):
+        pairs.append(len(arguments[0]))
+        return step_pair(*arguments)
+
+    monkeypatch.setattr(step_module, "step_pair", counting_pairs)
     bath = oq.Bath(
         op.sigma("z"), oq.PowerLawSD(alpha=0.05, zeta=3, cutoff=2.2, cutoff_type="gaussian", temperature=0.5)
     )
@@ -597,11 +693,14 @@ def test_pt_tempo_sketched_splits_converge_like_full_svds(oq, monkeypatch):
     for epsrel in (1e-7, 1e-9):
         sketched_calls.clear()
         orthogonalised.clear()
+        pairs.clear()
         sketched = sz(epsrel, True)
-        assert sketched_calls and orthogonalised  # the sketch and the sweep without truncation were used
+        # the sketch, the sweep without truncation and two times per zip-up (small bonds) were used
+        assert sketched_calls and orthogonalised and len(pairs) >= 8
         orthogonalised.clear()
+        pairs.clear()
         full = sz(epsrel, False)
-        assert not orthogonalised  # the reference splits every bond by SVD
+        assert not orthogonalised and not pairs  # the reference: one time per zip-up, every bond by SVD
         errors[epsrel] = np.abs(full - reference).max()
         # measured: errors 8.7e-7 / 1.1e-7 (fast) and 1.5e-6 / 1.5e-7 (reference), 6.4e-7 / 4.2e-8 apart
         assert np.abs(sketched - reference).max() < 1.2 * errors[epsrel]
