@@ -3,10 +3,11 @@
     python -m benchmarks.split_variants [--end-time 1.5] [--rounds 2] [--reference-epsrel 1e-11]
 
 The build is ``benchmarks.hard_regime``'s case (``dt = 0.01``, ``tcut = end_time``, epsrel 1e-9) with
-``oqupy_numpy``'s default ``method="fast"``.  Each variant replaces the full truncated SVD of the zip-up splits
-(``_pt_tempo_step.split``, used where a sketch does not pay) and nothing else:
+``oqupy_numpy``'s default ``method="fast"``.  Each variant changes one thing: how the zip-up is grouped, or the
+full truncated SVD of the zip-up splits (``_pt_tempo_step.split``, used where a sketch does not pay):
 
-- ``fast``: the build as shipped (LAPACK ``gesdd``);
+- ``fast``: the build as shipped (LAPACK ``gesdd``, two times per zip-up at small bonds);
+- ``single-steps``: the build as shipped but one time per zip-up (``_pt_tempo_step.PAIR_MAX_BOND = 0``);
 - ``pivoted-qr``: a column-pivoted QR of the matrix's transpose (``dgeqp3``), truncated where the norm of the
   trailing block of ``R`` falls below ``epsrel |R_00|`` (a bound on the discarded part, but not an optimal
   truncation);
@@ -77,6 +78,8 @@ if variant == "pivoted-qr":
     _pt_tempo_step.split = pivoted_qr_split
 elif variant == "gram":
     _pt_tempo_step.split = gram_split
+elif variant == "single-steps":
+    _pt_tempo_step.PAIR_MAX_BOND = 0
 sd = oqupy.PowerLawSD(alpha=0.01 * 2.2**2, zeta=3, cutoff=2.2, cutoff_type="gaussian", temperature=4 * 0.1309)
 bath = oqupy.Bath(oqupy.operators.sigma("z"), sd)
 parameters = oqupy.TempoParameters(dt=0.01, tcut=end_time, epsrel=epsrel)
@@ -94,7 +97,7 @@ times, sz = dynamics.expectations(oqupy.operators.sigma("z"), real=True)
 print("RESULT" + json.dumps({{"cpu": cpu, "bond": bond, "t": [float(x) for x in times], "sz": [float(x) for x in sz]}}))
 """
 
-VARIANTS = ("fast", "pivoted-qr", "gram")
+VARIANTS = ("fast", "single-steps", "pivoted-qr", "gram")
 
 
 def run(variant: str, end_time: float, epsrel: float, method: str = "fast", threads: int = 1) -> dict:

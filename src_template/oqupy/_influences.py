@@ -144,6 +144,20 @@ REAL_TOLERANCE = 1e-12
 """Largest imaginary part (relative) of a step tensor in the real basis that is taken as rounding."""
 
 
+def compose_lines(first: Optional[np.ndarray], second: np.ndarray, num_north: int) -> np.ndarray:
+    """Two lines on one leg as one matrix ``pair[(c, d, W), (w, c0, d0)]``: ``first[(c, V), (w, c0)]`` (``None``:
+    the identity, a class that passes the leg) and then ``second[(d, W), (V, d0)]``, one after the other on the
+    leg's west class (:func:`oqupy._pt_tempo_step.step_pair`)."""
+    size = second.shape[0]
+    num_west = size // num_north
+    if first is None:
+        before = np.eye(num_north)[:, None, None, :] * np.eye(num_west)[None, :, :, None]
+    else:
+        before = first.reshape(num_north, num_west, num_west, num_north)
+    after = second.reshape(num_north, num_west, num_west, num_north)
+    return np.einsum("cVwx,dWVy->cdWwxy", before, after).reshape(num_north * size, size * num_north)
+
+
 def check_finite_coefficients(eta: Any, dt: float, first: int = 0) -> None:
     """``ValueError`` naming the bath if an influence coefficient (``eta[k]``: step distance ``first + k``) is NaN
     or infinite: correlations that are not finite (a correlation function or spectral density that is NaN or
@@ -211,6 +225,7 @@ class Influences:
         # complex, in the coupling's basis: ``real`` not asked for, or the classes do not map onto each other)
         self.real_bases = self._real_bases(bath.dimension, north, west) if real else None
         self.tail_lines: Dict[float, np.ndarray] = {}
+        self.pair_lines: Dict[tuple, np.ndarray] = {}  # pair_line's matrices, by the keys of their two lines
         self.extend(0)
 
     def _real_bases(
@@ -242,6 +257,7 @@ class Influences:
         self.self_influence = self_influence(eta[0], self.comm, self.acomm)
         self.stack = self._matrix(eta[1:])
         self.lines = self._line_operators(self.stack)
+        self.pair_lines = {}
         self.network = self._network()
 
     def _line_operators(self, influences: np.ndarray) -> np.ndarray:
@@ -289,9 +305,16 @@ class Influences:
             self.tail_lines[key] = self._line_operators(self.get(dk, step))
         return self.tail_lines[key]
 
-    def line_key(self, dk: int, step: int) -> Tuple[int, Optional[float]]:
-        """What identifies :meth:`line`'s matrix: the distance, and the tail's length if it carries the tail."""
-        return dk, self._tail_key(dk, step)
+    def pair_line(self, dk: int, step: int, passes: bool = False) -> np.ndarray:
+        """The lines of times ``step - dk`` and ``step - dk + 1`` on the leg of ``step``, :meth:`line`
+        ``(dk, step)`` (the identity if ``passes``: beyond the earlier time's memory) and then ``line(dk - 1,
+        step)``, as one matrix (:func:`compose_lines`, for :func:`oqupy._pt_tempo_step.step_pair`).  Composed once
+        per pair of line matrices: for a stationary bath the same at every step."""
+        key = (None if passes else (dk, self._tail_key(dk, step)), dk - 1, self._tail_key(dk - 1, step))
+        if key not in self.pair_lines:
+            first = None if passes else self.line(dk, step)
+            self.pair_lines[key] = compose_lines(first, self.line(dk - 1, step), self.north.shape[0])
+        return self.pair_lines[key]
 
     def _tail_key(self, dk: int, step: int) -> Optional[float]:
         """The tail's length (rounded) if distance ``dk`` at ``step`` carries the memory tail, else None.

@@ -31,7 +31,6 @@ __all__ = [
     "close_leg",
     "isometric_split",
     "orthonormal_columns",
-    "pair_line",
     "pair_pays",
     "sketch_generator",
     "sketched_split",
@@ -225,7 +224,7 @@ def _sweep(
     return sites, chain[finished:], max_rank
 
 
-PAIR_MAX_BOND = 32
+PAIR_MAX_BOND = 48
 """Largest open bond at which :func:`step_pair` replaces two :func:`step` calls (see :func:`pair_pays`)."""
 
 PAIR_MAX_NORTH = 4
@@ -237,25 +236,12 @@ def pair_pays(legs: List[np.ndarray], network: StepNetwork) -> bool:
 
     A pair halves the number of splits (and of sweeps) at the price of matrices ``num_north`` times taller.
     Small splits cost LAPACK's fixed overhead, large ones their arithmetic, so pairs pay at small bonds.
-    Measured on one core (``docs/benchmarks.md``): 1.2x faster on OQuPy #162's bath (bonds up to 31), 1.3-1.5x
-    slower at bonds 74-250, 2.5x slower for a spin 1 (9 north classes).
+    Measured on one core (``docs/benchmarks.md``): 1.1-1.2x faster on OQuPy #162's bath (bonds up to 39),
+    neutral where the bonds grow past 48 (74-250), 1.2x slower with pairs up to bond 96 and 1.3-1.5x at bonds
+    74-250 without a limit, 2.5x slower for a spin 1 (9 north classes).
     """
     bond = max([leg.shape[0] for leg in legs] or [1])
     return network.north_weights.shape[0] <= PAIR_MAX_NORTH and bond <= PAIR_MAX_BOND
-
-
-def pair_line(line: Optional[np.ndarray], next_line: np.ndarray, num_north: int) -> np.ndarray:
-    """The lines of two consecutive times on one leg, as one matrix ``pair[(c, d, W), (w, c0, d0)]``
-    (:func:`step_pair`): ``line[(c, V), (w, c0)]`` (``None``: beyond that time's memory, its class passes)
-    followed by ``next_line[(d, W), (V, d0)]``; the two act on the leg's west class one after the other."""
-    size = next_line.shape[0]
-    num_west = size // num_north
-    if line is None:
-        first = np.eye(num_north)[:, None, None, :] * np.eye(num_west)[None, :, :, None]
-    else:
-        first = line.reshape(num_north, num_west, num_west, num_north)
-    second = next_line.reshape(num_north, num_west, num_west, num_north)
-    return np.einsum("cVwx,dWVy->cdWwxy", first, second).reshape(num_north * size, size * num_north)
 
 
 def step_pair(
@@ -271,12 +257,13 @@ def step_pair(
     largest kept rank)``, the same tensors as two :func:`step` calls up to the truncations.
 
     ``legs`` and ``length`` (legs of times ``n ... n + length - 1``) are as for :func:`step`; ``first_line`` is
-    the influence of distance 1 from ``n``, and ``pair_lines[k - 2]`` (:func:`pair_line`) those of ``n`` and
-    ``n + 1`` on the leg of ``n + k``.  The carry holds both lines' north classes, ``carry[r, c, d, x]`` (``c``
-    of ``a_n``, ``d`` of ``a_n+1``), and one split truncates each bond.  Both north classes stay left of every
-    split, with the sites of ``n`` and ``n + 1``, so the bonds are those of two single steps.  On the leg of
-    ``n + 1`` the line of ``a_n`` is applied and ``a_n+1``'s closes; the site of ``n + 1`` is split off (its path
-    index to the right) and ``a_n``'s line closes on the leg of ``n``.  One sweep (:func:`step`'s) follows.
+    the influence of distance 1 from ``n``, and ``pair_lines[k - 2]``
+    (:meth:`oqupy._influences.Influences.pair_line`) those of ``n`` and ``n + 1`` on the leg of ``n + k``.  The
+    carry holds both lines' north classes, ``carry[r, c, d, x]`` (``c`` of ``a_n``, ``d`` of ``a_n+1``), and one
+    split truncates each bond.  Both north classes stay left of every split, with the sites of ``n`` and
+    ``n + 1``, so the bonds are those of two single steps.  On the leg of ``n + 1`` the line of ``a_n`` is applied
+    and ``a_n+1``'s closes; the site of ``n + 1`` is split off (its path index to the right) and ``a_n``'s line
+    closes on the leg of ``n``.  One sweep (:func:`step`'s) follows.
     """
     assert length >= 2, "a pair of steps needs the legs of both times"
     row_weights, column_weights = network.north_weights, network.west_weights

@@ -16,7 +16,7 @@ shrink towards the far end of the legs, which keeps most of the SVDs small.  PT-
 200401 (2021).
 """
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, List, Optional, Union
 
 import numpy as np
 
@@ -91,7 +91,8 @@ class PtTempo(BaseAPIClass):
     method: str
         ``"fast"`` (default): every tensor real (:func:`oqupy._influences.conjugation_basis`), larger zip-up
         splits sketched with an explicit residual (:func:`oqupy._pt_tempo_step.sketched_split`), the legs'
-        bonds truncated by the zip-ups only (the sweep orthogonalises them); same truncation bound.
+        bonds truncated by the zip-ups only (the sweep orthogonalises them), the lines of two times in one
+        zip-up while the bonds are small (:func:`oqupy._pt_tempo_step.pair_pays`); same truncation bound.
         ``"reference"``: the complex build with full SVDs.  Both are described in ``docs/process_tensor.md``.
     """
 
@@ -142,8 +143,6 @@ class PtTempo(BaseAPIClass):
         self._step = 0
         self._sketches = _pt_tempo_step.sketch_generator() if method == "fast" else None
         self._max_bond = 1
-        # the composed lines of two times (step pairs), by the keys of the two lines (Influences.line_key)
-        self._pair_lines: Dict[tuple, np.ndarray] = {}
         self._process_tensor: Optional[BaseProcessTensor] = None
 
     @property
@@ -174,7 +173,6 @@ class PtTempo(BaseAPIClass):
             memory = self._num_steps if dkmax is None else min(dkmax, self._num_steps)
             with progress(1, title=f"--> PT-TEMPO computation [1/3]: bath influences ({memory} lags)") as bar:
                 self._influences.extend(memory)
-                self._pair_lines.clear()
                 bar.update(1)
             first = self._step
             with progress(remaining, title="--> PT-TEMPO computation [2/3]: time steps") as bar:
@@ -210,7 +208,7 @@ class PtTempo(BaseAPIClass):
             and _pt_tempo_step.pair_pays(self._legs, network)
         ):
             length = self._last_time(step + 1) - step + 1
-            pairs = [self._pair_line(lines, lag, step) for lag in range(2, length)]
+            pairs = [influences.pair_line(lag, step + lag, lag > len(lines)) for lag in range(2, length)]
             sites, self._legs, rank = _pt_tempo_step.step_pair(
                 self._legs, length, lines[0], pairs, network, epsrel, self._sketches
             )
@@ -222,19 +220,6 @@ class PtTempo(BaseAPIClass):
         self._sites.extend(sites)
         self._max_bond = max(self._max_bond, rank)
         self._step = step + len(sites)
-
-    def _pair_line(self, lines: List[np.ndarray], lag: int, step: int) -> np.ndarray:
-        """:func:`oqupy._pt_tempo_step.pair_line` of the leg ``lag`` steps after ``step``, composed once per
-        pair of line matrices (the same for every step of a stationary bath)."""
-        influences = self._influences
-        line = lines[lag - 1] if lag <= len(lines) else None
-        first = None if line is None else influences.line_key(lag, step + lag)
-        key = (first, influences.line_key(lag - 1, step + lag))
-        if key not in self._pair_lines:
-            next_line = influences.line(lag - 1, step + lag)
-            num_north = influences.network.north_weights.shape[0]
-            self._pair_lines[key] = _pt_tempo_step.pair_line(line, next_line, num_north)
-        return self._pair_lines[key]
 
     def _last_time(self, step: int) -> int:
         """The latest time the line of ``step`` reaches (the memory cut-off ``dkmax``, or the last step)."""

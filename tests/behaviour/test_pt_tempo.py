@@ -464,11 +464,8 @@ def _influence_functional(
         lines = lines_of(step)
         if paired and step + 1 < steps:
             following = lines_of(step + 1)
-            num_north = influences.network.north_weights.shape[0]
             pairs = [
-                oq._pt_tempo_step.pair_line(
-                    lines[lag - 1] if lag <= len(lines) else None, following[lag - 2], num_north
-                )
+                influences.pair_line(lag, step + lag, lag > len(lines))
                 for lag in range(2, len(following) + 2)
             ]
             pair, legs, rank = oq._pt_tempo_step.step_pair(
