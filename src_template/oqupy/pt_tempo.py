@@ -204,6 +204,7 @@ class PtTempo(BaseAPIClass):
         epsrel, network = self._parameters.epsrel, influences.network
         if (
             self._sketches is not None
+            and lines  # a memory of at least one step (dkmax 0: nothing to zip)
             and step + 1 < self._num_steps
             and _pt_tempo_step.pair_pays(self._legs, network)
         ):
