@@ -587,6 +587,30 @@ def test_pt_tempo_step_pair_is_two_steps(oq, case):
     assert np.abs(paired - single).max() < 1e-5 * scale
 
 
+def test_pt_tempo_pairs_only_where_they_pay(oq):
+    """``_pt_tempo_step.pair_pays``: pairs at open bonds up to ``PAIR_MAX_BOND`` and at most ``PAIR_MAX_NORTH``
+    north classes (``sigma_z``: 4); never for a spin 1 (9 north classes: matrices 9 times taller), nor past
+    the bond limit (measured slower there, docs/benchmarks.md)."""
+    sd = oq.PowerLawSD(alpha=0.1, zeta=1, cutoff=4.0, cutoff_type="exponential", temperature=1.0)
+    parameters = oq.TempoParameters(dt=0.1, epsrel=1e-7)
+    step_module = oq._pt_tempo_step
+    limit = step_module.PAIR_MAX_BOND
+
+    def network(coupling):
+        influences = oq._influences.Influences(oq.Bath(coupling, sd), parameters, False, True, real=True)
+        return influences.network
+
+    spin_half, spin_one = network(oq.operators.sigma("z")), network(np.diag([1.0, 0.0, -1.0]))
+    assert spin_half.north_weights.shape[0] == 4 and spin_one.north_weights.shape[0] == 9
+
+    def legs(bond):
+        return [np.ones((1, 3, bond)), np.ones((bond, 3, 1))]
+
+    assert step_module.pair_pays([], spin_half) and step_module.pair_pays(legs(limit), spin_half)
+    assert not step_module.pair_pays(legs(limit + 1), spin_half)
+    assert not step_module.pair_pays([], spin_one)
+
+
 def test_pt_tempo_pairs_keep_the_dynamics(oq, monkeypatch):
     """``PtTempo`` zips two times at once where ``pair_pays`` (small bonds), composing and reusing the pair lines
     (also those with the memory tail): its dynamics are those of single steps to rounding at epsrel 1e-12."""
