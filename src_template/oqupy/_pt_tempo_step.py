@@ -280,9 +280,7 @@ def step_pair(
     for lag in range(len(legs) - 1, 1, -1):
         left, _, right = legs[lag].shape
         new = carry.shape[3]
-        product = np.matmul(
-            legs[lag].reshape(left * num_west, right), carry.reshape(right, num_north * num_north * new)
-        )  # [l, (w, c, d), x]
+        product = _leg_carry(carry.reshape(right, num_north * num_north, new), legs[lag])  # [l, w, (c, d), x]
         theta = np.matmul(output_weights * pair_lines[lag - 2], product.reshape(left, size * num_north, new))
         theta = theta.reshape(left * num_north * num_north, num_west * new)  # rows (l, c, d), columns (W, x)
         if sketches is None:
@@ -295,9 +293,7 @@ def step_pair(
     # the leg of n + 1: a_n's line, then a_n+1's closes on it; its path index goes right
     left, _, right = legs[1].shape
     new = carry.shape[3]
-    product = np.matmul(
-        legs[1].reshape(left * num_west, right), carry.reshape(right, num_north * num_north * new)
-    )
+    product = _leg_carry(carry.reshape(right, num_north * num_north, new), legs[1])
     first_weights = np.repeat(row_weights, num_west).reshape(-1, 1)  # rows (c, W): c's weight
     theta = np.matmul(first_weights * first_line, product.reshape(left, size, num_north * new))
     theta = np.tensordot(
