@@ -34,6 +34,9 @@ class ModuleContext:
     array_types: frozenset[str] = frozenset({ARRAY_TYPE})
     #: qualified name -> element kind of the package's dtype constants (``oqupy.config.NpDtype`` -> "c")
     dtypes: tuple[tuple[str, str], ...] = ()
+    #: qualified name -> what the package's undecorated module functions are annotated to return: "array"
+    #: (``-> np.ndarray``) or an element kind (``-> complex``: "c"); gathered by ``pipeline.function_returns``
+    returns: tuple[tuple[str, str], ...] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
     fired: dict[str, int] = field(default_factory=dict)
     codemod: CodemodContext = field(default_factory=CodemodContext)
@@ -42,6 +45,16 @@ class ModuleContext:
 
     def fire(self, rule: str) -> None:
         self.fired[rule] = self.fired.get(rule, 0) + 1
+
+
+def return_kind(annotation: Optional[str], array_types: frozenset[str] = frozenset({ARRAY_TYPE})) -> Optional[str]:
+    """What a function annotated ``-> annotation`` (a qualified name) returns: "array", an element kind of a
+    scalar (``builtins.complex``: "c"), or None (anything else)."""
+    from codegen.flow.numpy_model import _SCALAR_ANNOTATIONS
+
+    if annotation in array_types:
+        return "array"
+    return _SCALAR_ANNOTATIONS.get(annotation or "")
 
 
 def backend_test(
@@ -159,6 +172,7 @@ class MarkerContext(QualifiedNames):
             traced,
             self._module_dtypes(),
             self._module_returns(),
+            self._call_sites().get(node.name.value, {}) if self._module_level(node) else {},
         ).run()
         if cache:
             self.ctx.flows[key] = result
@@ -194,15 +208,25 @@ class MarkerContext(QualifiedNames):
             self.ctx.flows["__dtypes__"] = found
         return self.ctx.flows["__dtypes__"]
 
-    def _module_returns(self) -> dict[str, str]:
-        """This module's functions annotated to return a scalar (``-> complex``): name -> element kind."""
-        if "__returns__" not in self.ctx.flows:
-            from codegen.flow.numpy_model import _SCALAR_ANNOTATIONS
+    def _module_level(self, node: cst.FunctionDef | cst.Module) -> bool:
+        return isinstance(node, cst.FunctionDef) and any(s is node for s in self.module_node.body)
 
-            found = {}
+    def _call_sites(self) -> dict[str, dict[str, frozenset[str]]]:
+        """What the module's calls pass its private functions (``flow.call_sites``), by function and parameter."""
+        if "__passed__" not in self.ctx.flows:
+            from codegen.flow.call_sites import call_site_kinds
+
+            self.ctx.flows["__passed__"] = call_site_kinds(self.module_node, self.qname, self.is_array_annotation)
+        return self.ctx.flows["__passed__"]
+
+    def _module_returns(self) -> dict[str, str]:
+        """What this module's undecorated functions are annotated to return, by name (``-> complex``: "c";
+        ``-> np.ndarray``: "array"), and the package's (``ModuleContext.returns``) by qualified name."""
+        if "__returns__" not in self.ctx.flows:
+            found = dict(self.ctx.returns)
             for statement in self.module_node.body:
                 if isinstance(statement, cst.FunctionDef) and statement.returns is not None:
-                    kind = _SCALAR_ANNOTATIONS.get(self.qname(statement.returns.annotation) or "")
+                    kind = return_kind(self.qname(statement.returns.annotation), self.ctx.array_types)
                     if kind is not None and not statement.decorators:
                         found[statement.name.value] = kind
             self.ctx.flows["__returns__"] = found

@@ -46,12 +46,16 @@ BOOLEAN_CALLS = frozenset(
     f"numpy.{name}" for name in "isclose isfinite isnan isinf logical_and logical_or logical_not".split()
 )
 
-#: SciPy quadratures that call a Python function on the host: outside kernels they stay SciPy in ``oqupy_jax``
-#: too (the integrand, translated, runs on Python floats), with what they return: ``"f"`` a tuple of Python
-#: floats (value, error estimate), ``""`` a NumPy array first.  Inside a ``@kernel`` (traced) they are refused.
+#: Calls that stay on the host: SciPy's quadratures call a Python function (the integrand, translated, runs on
+#: Python floats) and NumPy's seeded generator keeps its numbers; outside kernels they stay as written in
+#: ``oqupy_jax`` too, with what they return: ``"f"`` a tuple of Python floats (value, error estimate), ``""``
+#: something else (a NumPy array, a generator).  Inside a ``@kernel`` (traced) they are refused.
 HOST_CALLS: dict[str, str] = {
     "scipy.integrate.quad": "f",
     "scipy.integrate.dblquad": "f",
     "scipy.integrate.tplquad": "f",
     "scipy.integrate.quad_vec": "",
+    # NumPy's seeded generator: the same numbers in both packages (``jax.random`` is keyed and functional); a
+    # kernel would freeze one draw into its compiled code, so it is refused there like the quadratures
+    "numpy.random.default_rng": "",
 }

@@ -6,7 +6,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from codegen.analysis import ARRAY_TYPE, MARKERS, ModuleContext
+from codegen.analysis import ARRAY_TYPE, MARKERS, ModuleContext, return_kind
 from codegen.rules import RULES, Rule
 
 
@@ -115,6 +115,34 @@ def dtype_constants(source: str, module_name: str) -> tuple[tuple[str, str], ...
     return tuple(sorted((f"{module_name}.{name}", kind) for name, kind in visitor.kinds.items()))
 
 
+class _Returns(_Aliases):
+    """Module-level undecorated functions with a return annotation: name -> ``analysis.return_kind``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kinds: dict[str, str] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if node.returns is not None and not node.decorators:
+            found = self.get_metadata(QualifiedNameProvider, node.returns.annotation, set())
+            kind = return_kind(next(iter(q.name for q in found), None)) if len(found) == 1 else None
+            if kind is not None:
+                self.kinds[node.name.value] = kind
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        return None
+
+
+def function_returns(source: str, module_name: str) -> tuple[tuple[str, str], ...]:
+    """Qualified names of a module's undecorated functions annotated to return an array or a scalar, with
+    ``"array"`` or the scalar's element kind: other modules of the package that call them know what they get
+    (``opr.commutator(h)`` is an array, so ``-1j * opr.commutator(h)`` is a new complex one)."""
+    visitor = _Returns()
+    MetadataWrapper(cst.parse_module(source)).visit(visitor)
+    return tuple(sorted((f"{module_name}.{name}", kind) for name, kind in visitor.kinds.items()))
+
+
 def array_aliases(source: str, module_name: str) -> frozenset[str]:
     """Qualified names of the aliases of ``np.ndarray`` a template module declares (``Matrix = np.ndarray``)."""
     visitor = _Aliases()
@@ -154,6 +182,8 @@ class _Facts(cst.CSTVisitor):
                         self.facts.add("<chained-write>")
                 elif isinstance(target, cst.Attribute) and target.attr.value == "shape":
                     self.facts.add("<shape-write>")
+                elif isinstance(target, cst.Name) and isinstance(node, cst.AugAssign):
+                    self.facts.add("<augmented-name>")  # ``x += v``: may become ``x = x.at[...].add(v)``
         return True
 
 

@@ -45,17 +45,21 @@ def fetch_oqupy(directory: Path) -> Path:
 
 def translate_oqupy(package: Path, verbose: bool) -> int:
     from codegen.analysis import ModuleContext
-    from codegen.pipeline import dtype_constants, translate
+    from codegen.pipeline import dtype_constants, function_returns, translate
 
     config = package / "config.py"  # its dtype constants, as the build reads the template's
     dtypes = dtype_constants(config.read_text(), "oqupy.config") if config.exists() else ()
+    modules = sorted(package.rglob("*.py"))
+    returns: list[tuple[str, str]] = []  # what its functions are annotated to return, for their callers
+    for path in modules:
+        name = path.relative_to(package.parent).with_suffix("").as_posix().removesuffix("/__init__")
+        returns.extend(function_returns(path.read_text(), name.replace("/", ".")))
     accepted, crashes = 0, 0
     rules: collections.Counter = collections.Counter()
-    modules = sorted(package.rglob("*.py"))
     for path in modules:
         relative = path.relative_to(package.parent).as_posix()
         name = relative.removesuffix(".py").replace("/", ".")
-        ctx = ModuleContext(relative, name, "jax", "oqupy_jax", dtypes=dtypes)
+        ctx = ModuleContext(relative, name, "jax", "oqupy_jax", dtypes=dtypes, returns=tuple(returns))
         try:
             output = translate(path.read_text(), ctx)
         except Exception as error:  # noqa: BLE001 - a crash is what this counts

@@ -52,6 +52,11 @@ def class_attribute_kinds(
             return containers[expr.value]  # a local name bound only to list (dict) displays
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == owner:
             return f"ref:{expr.attr.value}"  # another attribute of the object: resolved below
+        if isinstance(expr, cst.Call) and qname(expr.func) in HDF5_OPENERS:
+            return "hdf5"
+        held = _hdf5_child(expr, owner)
+        if held is not None:
+            return f"hdf5ref:{held}"  # ``self._f.create_dataset(...)``, ``self._f["x"]``: resolved below
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
             return "num"
         if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
@@ -150,6 +155,15 @@ def class_attribute_kinds(
                 if target is not None and not any(k.startswith("ref:") for k in target):
                     found.discard(ref)
                     found.update(target)
+    for name, found in assigned.items():  # a dataset or group of an attribute that only holds HDF5 files
+        for ref in [k for k in found if k.startswith("hdf5ref:")]:
+            parent = assigned.get(ref[len("hdf5ref:") :], set())
+            found.discard(ref)
+            found.add("hdf5" if "hdf5" in parent and parent <= {"hdf5", "other"} else "unknown")
+    for found in assigned.values():
+        if "hdf5" in found:  # an h5py object: written and resized through its own methods, never an array
+            found.discard("hdf5")
+            found.add("other")
     kinds = {
         name: frozenset("unknown" if k.startswith("ref:") else k for k in found)
         for name, found in assigned.items()
@@ -157,6 +171,31 @@ def class_attribute_kinds(
     kinds.update(declared)
     kinds.update(annotated)
     return kinds
+
+
+#: calls that open an HDF5 file (an h5py ``File``: a mapping of datasets and groups)
+HDF5_OPENERS = frozenset({"h5py.File"})
+#: methods of an h5py file or group that return one of its datasets or groups
+HDF5_CHILDREN = frozenset({"create_dataset", "require_dataset", "create_group", "require_group", "get"})
+
+
+def _hdf5_child(expr: Optional[cst.BaseExpression], owner: str) -> Optional[str]:
+    """``attr`` for ``<owner>.attr.create_dataset(...)`` (a method of ``HDF5_CHILDREN``) or ``<owner>.attr[k]``
+    with a string key: a dataset or group if ``attr`` holds an HDF5 file."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if expr.func.attr.value not in HDF5_CHILDREN:
+            return None
+        expr = expr.func.value
+    elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        key = expr.slice[0].slice
+        if not (isinstance(key, cst.Index) and isinstance(key.value, (cst.SimpleString, cst.FormattedString))):
+            return None
+        expr = expr.value
+    else:
+        return None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == owner:
+        return expr.attr.value
+    return None
 
 
 def _returned_attribute(

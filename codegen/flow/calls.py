@@ -25,6 +25,9 @@ from codegen.flow.numpy_model import (
 )
 from codegen.flow.values import OTHER, UNKNOWN, State, Val, num
 
+#: NumPy functions returning a view (or a copy) of their first argument's elements: its kind (``real`` and
+#: ``imag`` make complex real)
+_DTYPE_KEEPING_VIEWS = frozenset({"diag", "diagonal", "broadcast_to", "real", "imag"})
 #: list methods that leave the list's elements as they are
 _READING_LIST_METHODS = frozenset({"copy", "count", "index"})
 
@@ -139,11 +142,15 @@ class Calls:
                 if qualified.count(".") > 1
                 else Val(frozenset({"array", "num", "other"}), frozenset(), origin=f"`{qualified}`")
             )
+        kind = args[0].dtype if args and name in _DTYPE_KEEPING_VIEWS else None
+        if kind is not None and name in ("real", "imag"):
+            kind = kinds_union(*("f" if k == "c" else k for k in kind))
         return Val(
             frozenset({"array"})
             | (frozenset({"num"}) if "unknown" in {k for a in args for k in a.kinds} else frozenset()),
             bufs,
             origin=f"`{qualified}(...)`",
+            dtype=kind,
         )
 
     def dtype_of(self, expr: Optional[cst.BaseExpression]) -> Optional[str]:

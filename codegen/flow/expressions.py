@@ -448,9 +448,15 @@ class Expressions:
         self._forget_attributes(state)  # the callee may store or rebind any object's attributes
         if qualified in HOST_CALLS and HOST_CALLS[qualified]:  # ``quad``: (value, error), Python floats
             return Val(frozenset({"other"}), dtype=HOST_CALLS[qualified])
+        returned = None
         if isinstance(func, cst.Name) and func.value not in self.locals and qualified == func.value:
-            if func.value in self.returns:  # a module function annotated ``-> complex``: a scalar
-                return num(self.returns[func.value])
+            returned = self.returns.get(func.value)  # a module function annotated ``-> complex``: a scalar
+        elif qualified is not None and "." in qualified:
+            returned = self.returns.get(qualified)  # a package function (``opr.commutator``)
+        if returned == "array":  # of unknown memory: it may be an argument, a view or a module's array
+            return Val(frozenset({"array"}), frozenset({"?"}), origin=f"the array `{_code(func)}(...)` returns")
+        if returned is not None:
+            return num(returned)
         if qualified in ("builtins.list", "builtins.sorted"):
             return Val(frozenset({"list"}), frozenset({"?"}))
         if qualified in ("builtins.dict",):

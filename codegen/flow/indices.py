@@ -6,7 +6,7 @@ import libcst as cst
 
 from codegen.flow.numpy_model import _augmented_problem, _code, _set_problem
 from codegen.flow.skeleton import _interval
-from codegen.flow.values import State, Val, num
+from codegen.flow.values import State, Val, num, value_kinds
 
 
 class Indices:
@@ -181,7 +181,7 @@ class Indices:
 
     def _dtype_problem(self, target: cst.BaseExpression, current: Val, op: Optional[str], value: Val) -> bool:
         kind = current.dtype
-        value_kind = value.dtype if value.kinds <= {"num", "array"} else None
+        value_kind = value_kinds(value) if op is not None else value.dtype if value.kinds <= {"num", "array"} else None
         reason = None
         if kind is None:
             reason = "an array whose dtype the analysis does not know"

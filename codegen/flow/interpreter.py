@@ -60,6 +60,7 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
         traced: frozenset[str] = frozenset(),
         module_dtypes: Optional[dict[str, str]] = None,
         returns: Optional[dict[str, str]] = None,
+        passed: Optional[dict[str, frozenset[str]]] = None,
     ) -> None:
         self.node = node
         self.module = isinstance(node, cst.Module)
@@ -79,6 +80,7 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
             module_dtypes or {}
         )  # module constants naming a dtype (``DTYPE = np.complex128``)
         self.returns = returns or {}  # module functions annotated ``-> float`` (name -> element kind)
+        self.passed = passed or {}  # unannotated parameters every call site passes no array (``call_sites``)
         self.donating = donating or {}
         self.problems: dict[tuple[int, str], Finding] = {}
         self.owned_writes: set[int] = set()
@@ -144,6 +146,8 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
         if name == self.self_name:
             return Val(frozenset({"other"}), buf)  # an object: its attributes are tracked by name
         annotation = param.annotation
+        if annotation is None and name in self.passed:  # what every call in the module passes: no array
+            return Val(self.passed[name], buf, origin=f"the argument `{name}` (its module's calls pass no array)")
         if annotation is None:
             return Val(frozenset({"unknown"}), buf, origin=f"the unannotated argument `{name}`")
         if self.is_array(annotation):

@@ -134,6 +134,8 @@ AUG_SYMBOLS = {
     cst.LeftShiftAssign: "<<",
     cst.RightShiftAssign: ">>",
 }
+#: augmented operators that JAX's ``.at[...]`` has (``add``, ``subtract``, ``multiply``, ``divide``, ``power``)
+AT_OPERATORS = frozenset({"+", "-", "*", "/", "**"})
 
 
 def ufunc_inputs(qualified: Optional[str]) -> Optional[int]:
@@ -159,6 +161,8 @@ def kinds_union(*kinds: Optional[str]) -> Optional[str]:
 
 def promote(*kinds: Optional[str]) -> Optional[str]:
     """The kinds of the result of an arithmetic operation on values of ``kinds`` (each pair promoted)."""
+    if kinds and "c" in kinds:  # complex absorbs every numeric kind, known or not
+        return "c"
     if any(k is None for k in kinds) or not kinds:
         return None
     results = {""}

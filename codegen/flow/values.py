@@ -57,6 +57,14 @@ def numbers_tuple(value: Val) -> bool:
     )
 
 
+def value_kinds(value: Val) -> Optional[str]:
+    """The element kinds a value written into an array may have: its dtype's, every numeric kind ("bifc") for a
+    number or an array of unknown dtype, None for what may be neither (a list, an unknown object)."""
+    if not value.kinds or not value.kinds <= {"num", "array"}:
+        return None
+    return value.dtype or "bifc"
+
+
 def num(kind: Optional[str], **facts) -> Val:
     return Val(frozenset({"num"}), dtype=kind, **facts)
 
@@ -170,4 +178,8 @@ def _arith(left: Val, right: Val, op: str, fresh: Optional[Val] = None) -> Val:
         return num(_result_kind(op, left.dtype, right.dtype), const=const, traced=left.traced or right.traced)
     if left.kinds <= {"list"} and right.kinds <= {"list"} and op == "+":
         return Val(frozenset({"list"}), left.bufs | right.bufs)
-    return Val(frozenset({"unknown"}), left.bufs | right.bufs if op in ("+", "*") else frozenset())
+    # an unknown operand: ``-1j * x`` is still of a complex kind if it is a number or an array
+    dtype = _result_kind(op, left.dtype, right.dtype) if op in ("+", "-", "*", "/", "**") else None
+    return Val(
+        frozenset({"unknown"}), left.bufs | right.bufs if op in ("+", "*") else frozenset(), dtype=dtype
+    )

@@ -9,7 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
-from codegen.flow.numpy_model import _ARRAY_ATTRIBUTES, AUG_SYMBOLS, _augmented_problem, _code
+from codegen.flow.numpy_model import _ARRAY_ATTRIBUTES, AT_OPERATORS, AUG_SYMBOLS, _augmented_problem, _code
 from codegen.flow.skeleton import _argument, _calls, _names_in
 from codegen.flow.values import (
     UNKNOWN,
@@ -20,6 +20,7 @@ from codegen.flow.values import (
     num,
     numbers_tuple,
     untracked_attribute,
+    value_kinds,
 )
 
 
@@ -419,13 +420,17 @@ class Writes:
             return
         if self._write_problem(name, current, state, node) is not None:
             return
+        whole = False  # ``x = x.at[...].add(v)``: JAX broadcasts ``v`` into ``x``'s shape or raises, as NumPy
         if op == "@":
             reason = "`@=` (the result's shape may differ)"
         elif "array" in value.kinds and (
             value.shape is None or value.shape != current.shape or "" in value.shape
         ):
+            whole = op in AT_OPERATORS and "." not in name and name not in self.declared
             reason = (
-                "an array operand of unproven shape (NumPy refuses to change the shape in place, JAX rebinds)"
+                None
+                if whole
+                else "an array operand of unproven shape (NumPy refuses to change the shape in place, JAX rebinds)"
             )
         else:
             reason = None
@@ -434,7 +439,7 @@ class Writes:
                 reason = "an array whose dtype the analysis does not know"
             else:
                 reason = _augmented_problem(
-                    op, current.dtype, value.dtype if value.kinds <= {"num", "array"} else None
+                    op, current.dtype, value_kinds(value)
                 )
         if reason is not None:
             self.report(
@@ -443,6 +448,11 @@ class Writes:
                 f"`{name} {op}= ...` with {reason}",
                 f"write `{name} = {name} {op} ...` (a new array in both packages)",
             )
+        elif whole:
+            self.owned_writes.add(id(node))
+            if not current.device:  # may be a NumPy array in oqupy_jax: ``jnp.asarray(x).at[...]``
+                self.host_writes.add(id(node))
+                state.names[name] = replace(current, device=True)
 
     # -- donation --------------------------------------------------------------------------------------
     def _check_donation(self, stmt: cst.CSTNode, state: State) -> None:

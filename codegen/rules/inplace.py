@@ -74,7 +74,7 @@ class InplaceUpdate(Rule):
     their own rules.
     """
 
-    NEEDS = ("<subscript-write>",)
+    NEEDS = ("<subscript-write>", "<augmented-name>")
     BACKENDS = ("jax",)
     # the JAX form of every proven write, not an optional convenience: since TEMPO's step moved to the host
     # (``_tempo_step.py``) the template's device code happens to write nothing in place, and the rule stays
@@ -200,6 +200,17 @@ class InplaceUpdate(Rule):
         return _at_call(target, "set", updated_node.value, self._host(original_node))
 
     def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
+        if (
+            not self.in_host
+            and isinstance(updated_node.target, cst.Name)
+            and id(original_node) in self.owned[-1]
+        ):  # ``x += v`` on a local array with ``v`` of unproven shape: ``.at[...]`` keeps NumPy's broadcast check
+            self.fire()
+            whole = cst.Subscript(
+                value=updated_node.target, slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))]
+            )
+            method = AT_METHODS[type(updated_node.operator)]
+            return _at_call(whole, method, updated_node.value, self._host(original_node))
         if not self._rewrites(original_node, original_node.target):
             return updated_node
         target = self._target(original_node, updated_node.target)
