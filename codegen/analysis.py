@@ -47,7 +47,9 @@ class ModuleContext:
         self.fired[rule] = self.fired.get(rule, 0) + 1
 
 
-def return_kind(annotation: Optional[str], array_types: frozenset[str] = frozenset({ARRAY_TYPE})) -> Optional[str]:
+def return_kind(
+    annotation: Optional[str], array_types: frozenset[str] = frozenset({ARRAY_TYPE})
+) -> Optional[str]:
     """What a function annotated ``-> annotation`` (a qualified name) returns: "array", an element kind of a
     scalar (``builtins.complex``: "c"), or None (anything else)."""
     from codegen.flow.numpy_model import _SCALAR_ANNOTATIONS
@@ -216,7 +218,9 @@ class MarkerContext(QualifiedNames):
         if "__passed__" not in self.ctx.flows:
             from codegen.flow.call_sites import call_site_kinds
 
-            self.ctx.flows["__passed__"] = call_site_kinds(self.module_node, self.qname, self.is_array_annotation)
+            self.ctx.flows["__passed__"] = call_site_kinds(
+                self.module_node, self.qname, self.is_array_annotation
+            )
         return self.ctx.flows["__passed__"]
 
     def _module_returns(self) -> dict[str, str]:

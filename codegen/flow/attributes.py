@@ -188,7 +188,9 @@ def _hdf5_child(expr: Optional[cst.BaseExpression], owner: str) -> Optional[str]
         expr = expr.func.value
     elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
         key = expr.slice[0].slice
-        if not (isinstance(key, cst.Index) and isinstance(key.value, (cst.SimpleString, cst.FormattedString))):
+        if not (
+            isinstance(key, cst.Index) and isinstance(key.value, (cst.SimpleString, cst.FormattedString))
+        ):
             return None
         expr = expr.value
     else:

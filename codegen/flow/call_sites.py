@@ -47,7 +47,11 @@ def _parameter_kinds(
     func: cst.FunctionDef, calls: list[tuple[cst.Call, dict[str, frozenset[str]], str]]
 ) -> dict[str, frozenset[str]]:
     params = func.params
-    if params.star_arg is not None and isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+    if (
+        params.star_arg is not None
+        and isinstance(params.star_arg, cst.Param)
+        or params.star_kwarg is not None
+    ):
         return {}
     positional = [*params.posonly_params, *params.params]
     every = positional + list(params.kwonly_params)
@@ -78,7 +82,12 @@ def _kind(expr: Optional[cst.BaseExpression], attributes: dict[str, frozenset[st
         isinstance(expr, cst.Name) and expr.value == "None"
     ):
         return "other"
-    if owner and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == owner:
+    if (
+        owner
+        and isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == owner
+    ):
         kinds = attributes.get(expr.attr.value, frozenset({"unknown"}))
         return next(iter(kinds)) if len(kinds) == 1 else "other" if kinds <= _NOT_ARRAYS else "unknown"
     return "unknown"
@@ -114,7 +123,9 @@ class _Calls(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = [*node.params.posonly_params, *node.params.params]
-        static = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+        static = any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators
+        )
         method = bool(self.classes_nodes) and not self.owners and params and not static
         self.owners.append(params[0].name.value if method else "")
 

@@ -454,7 +454,9 @@ class Expressions:
         elif qualified is not None and "." in qualified:
             returned = self.returns.get(qualified)  # a package function (``opr.commutator``)
         if returned == "array":  # of unknown memory: it may be an argument, a view or a module's array
-            return Val(frozenset({"array"}), frozenset({"?"}), origin=f"the array `{_code(func)}(...)` returns")
+            return Val(
+                frozenset({"array"}), frozenset({"?"}), origin=f"the array `{_code(func)}(...)` returns"
+            )
         if returned is not None:
             return num(returned)
         if qualified in ("builtins.list", "builtins.sorted"):

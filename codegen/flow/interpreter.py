@@ -147,7 +147,9 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
             return Val(frozenset({"other"}), buf)  # an object: its attributes are tracked by name
         annotation = param.annotation
         if annotation is None and name in self.passed:  # what every call in the module passes: no array
-            return Val(self.passed[name], buf, origin=f"the argument `{name}` (its module's calls pass no array)")
+            return Val(
+                self.passed[name], buf, origin=f"the argument `{name}` (its module's calls pass no array)"
+            )
         if annotation is None:
             return Val(frozenset({"unknown"}), buf, origin=f"the unannotated argument `{name}`")
         if self.is_array(annotation):

@@ -287,6 +287,8 @@ def _ufunc_kind(qualified: str, kinds: list[Optional[str]]) -> Optional[str]:
         "minimum",
         "square",
         "power",
+        "absolute",
+        "abs",
     ):
         return kind
     return kind if name in _FLOATING_UFUNCS else None

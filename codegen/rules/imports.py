@@ -82,7 +82,9 @@ class NumpyToJax(Rule):
     SciPy's quadratures (``quad``, ``dblquad``, ``tplquad``, ``quad_vec``: ``names.HOST_CALLS``) call a Python
     integrand on Python floats: outside kernels they stay SciPy in ``oqupy_jax`` too (the translated integrand
     runs on the host, ``quad(...)[0]`` is a Python float in both packages); inside a ``@kernel``, or in a
-    function of the module that a kernel calls, they are refused (a kernel is traced).
+    function of the module that a kernel calls, they are refused (a kernel is traced).  NumPy's seeded
+    generator (``np.random.default_rng``) is kept the same way: the same numbers in both packages, where
+    ``jax.random`` would need keys; a kernel would draw once, at tracing, so it is refused there.
     ``np.ndarray`` annotations become ``jax.Array``.
     """
 
@@ -181,8 +183,45 @@ class NumpyToJax(Rule):
                 return total + value
             """,
         ),
+        Example(  # NumPy's seeded generator stays NumPy's: the same numbers in both packages
+            """
+            import numpy as np
+
+
+            def density_matrix(dim: int, seed: int = 1) -> np.ndarray:
+                rng = np.random.default_rng(seed)
+                a = rng.random((dim, dim)) + 1j * rng.random((dim, dim))
+                b = np.matmul(a, a.conj().T)
+                return b / np.trace(b)
+            """,
+            jax="""
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+
+
+            def density_matrix(dim: int, seed: int = 1) -> jax.Array:
+                rng = np.random.default_rng(seed)
+                a = rng.random((dim, dim)) + 1j * rng.random((dim, dim))
+                b = jnp.matmul(a, a.conj().T)
+                return b / jnp.trace(b)
+            """,
+        ),
     )
     INVALID = (
+        Invalid(  # a kernel would draw once, when it is traced, and replay that draw
+            """
+            import numpy as np
+
+            from oqupy._codegen import kernel
+
+
+            @kernel
+            def f(x: np.ndarray):
+                return x * np.random.default_rng(1).random()
+            """,
+            "cannot run inside a @kernel",
+        ),
         Invalid(
             """
             import numpy as np
@@ -254,9 +293,9 @@ class NumpyToJax(Rule):
         ):
             self.report(
                 node,
-                f"the @kernel calls `{node.func.value}`, which integrates with SciPy (Python floats on the host;"
-                " a kernel is traced)",
-                "integrate before the kernel and pass the values in",
+                f"the @kernel calls `{node.func.value}`, which runs SciPy's quadratures or NumPy's generator on the"
+                " host (a kernel is traced)",
+                "integrate (or draw) before the kernel and pass the values in",
             )
 
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -291,8 +330,8 @@ class NumpyToJax(Rule):
             if self.in_kernel:
                 self.report(
                     node,
-                    f"`{qualified}` calls Python on the host and cannot run inside a @kernel (traced)",
-                    "integrate before the kernel and pass the values in",
+                    f"`{qualified}` runs on the host and cannot run inside a @kernel (traced)",
+                    "integrate (or draw) before the kernel and pass the values in",
                 )
             return
         if qualified not in names.NUMPY_TO_JAX:

@@ -72,6 +72,12 @@ class InplaceUpdate(Rule):
     annotated ``a[0]: float = v`` loses its annotation (Python never stores it for a subscript).  Lists
     and dicts are left alone; writes into arguments, views or attributes' foreign arrays are refused by
     their own rules.
+
+    ``a += v`` on a whole local array whose operand ``v`` has a shape the analysis cannot prove equal becomes
+    ``a = a.at[...].add(v)`` (``subtract``, ``multiply``, ``divide``, ``power`` likewise): like NumPy's in-place
+    operator, JAX then broadcasts ``v`` into ``a``'s shape or raises ``ValueError`` and keeps ``a``'s dtype,
+    where ``a = a + v`` would silently grow the shape.  Where the shapes are proven equal, ``a += v`` stays as
+    written (JAX rebinds the name to the same values).
     """
 
     NEEDS = ("<subscript-write>", "<augmented-name>")
@@ -79,7 +85,7 @@ class InplaceUpdate(Rule):
     # the JAX form of every proven write, not an optional convenience: since TEMPO's step moved to the host
     # (``_tempo_step.py``) the template's device code happens to write nothing in place, and the rule stays
     MAY_BE_IDLE = True
-    VALID = (
+    VALID: tuple[Example, ...] = (
         Example(
             """
             import numpy as np
@@ -140,6 +146,43 @@ class InplaceUpdate(Rule):
                     self.cache["first"] = self.values[range(self.values.shape[0])[0]]
             """,
         ),
+    )
+
+    VALID = (
+        VALID
+        + (
+            Example(  # ``a += v`` with ``v`` of unproven shape: ``.at[...]`` broadcasts ``v`` into ``a`` or raises
+                """
+            import numpy as np
+
+
+            def f(x: np.ndarray, n: int):
+                a = np.zeros(n, dtype=np.complex128)
+                a += np.sin(x)
+                b = -1j * np.cos(x)
+                b *= x
+                c = np.zeros(n)
+                c -= np.abs(x)
+                c //= 2.0
+                return a, b, c
+            """,
+                jax="""
+            import jax
+            import jax.numpy as jnp
+
+
+            def f(x: jax.Array, n: int):
+                a = jnp.zeros(n, dtype=jnp.complex128)
+                a = a.at[...].add(jnp.sin(x))
+                b = -1j * jnp.cos(x)
+                b = b.at[...].multiply(x)
+                c = jnp.zeros(n)
+                c = c.at[...].subtract(jnp.abs(x))
+                c //= 2.0
+                return a, b, c
+            """,
+            ),
+        )
     )
 
     def __init__(self, ctx) -> None:

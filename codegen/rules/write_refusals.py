@@ -13,12 +13,65 @@ class ArgumentWrite(_FlowRefusal):
     copy or view of a ``jax.Array`` in ``oqupy_jax``.
 
     A write by string keys (``h5file.attrs["name"] = v``) is never one into a JAX array (none has string keys):
-    it stays the object's ``__setitem__`` in both packages and is not refused.
+    it stays the object's ``__setitem__`` in both packages and is not refused.  Nor is a write into a parameter
+    of a private module function (``_name``) that every call in the module passes no array: an attribute of
+    ``self`` that the class binds only to HDF5 datasets (``self._f.create_dataset(...)``, ``self._f["k"]`` with
+    ``self._f = h5py.File(...)``), lists or ``None`` (``codegen/flow/call_sites.py``).
 
     Idiom: ``x = x.copy()`` first and return the result; annotate parameters.
     """
 
     HOST = True
+    VALID = (
+        Example(  # every call passes an HDF5 dataset: h5py's own ``resize`` and ``__setitem__`` in both packages
+            """
+            import h5py
+            import numpy as np
+
+
+            class Store:
+                def create(self, filename: str):
+                    self._f = h5py.File(filename, "w")
+                    self._data = self._f.create_dataset("data", (0,), maxshape=(None,), dtype="f8")
+
+                def open(self, filename: str):
+                    self._f = h5py.File(filename, "r")
+                    self._data = self._f["data"]
+
+                def put(self, step: int, value: float):
+                    _write(step, self._data, value)
+
+
+            def _write(step, data, value):
+                if step >= data.shape[0]:
+                    data.resize((step + 1,))
+                data[step] = np.float64(value)
+            """,
+            jax="""
+            import h5py
+            import jax.numpy as jnp
+
+
+            class Store:
+                def create(self, filename: str):
+                    self._f = h5py.File(filename, "w")
+                    self._data = self._f.create_dataset("data", (0,), maxshape=(None,), dtype="f8")
+
+                def open(self, filename: str):
+                    self._f = h5py.File(filename, "r")
+                    self._data = self._f["data"]
+
+                def put(self, step: int, value: float):
+                    _write(step, self._data, value)
+
+
+            def _write(step, data, value):
+                if step >= data.shape[0]:
+                    data.resize((step + 1,))
+                data[step] = jnp.float64(value)
+            """,
+        ),
+    )
 
     def renders(self, finding) -> bool:
         return not self.in_host or any(key == "argument" for key, _ in finding.facts)
@@ -55,6 +108,27 @@ class ArgumentWrite(_FlowRefusal):
                 return x
             """,
             "argument `x`",
+        ),
+        Invalid(  # one call passes what may be an array: the parameter may be one
+            """
+            import h5py
+            import numpy as np
+
+
+            class Store:
+                def create(self, filename: str):
+                    self._f = h5py.File(filename, "w")
+                    self._data = self._f.create_dataset("data", (4,), dtype="f8")
+
+                def put(self, step: int, value: float):
+                    _write(step, self._data, value)
+                    _write(step, np.zeros(4), value)
+
+
+            def _write(step, data, value):
+                data[step] = value
+            """,
+            "unannotated argument `data`",
         ),
         Invalid(
             """

@@ -9,7 +9,8 @@ template.  :func:`corpus` draws ``count`` functions from a seed; :func:`measure`
 The classes are those of issues 17 and 32 (kernel-local copies, literal tuple indices, operands of literal shape,
 array parameters of unknown dtype, scalar augmented assignment, dtypes from module constants, tuple indices from
 names and dicts, ``.shape =`` on reshaped views and size-1 axes, ``np.append`` results, ``a[i][j] = v``,
-``x.sort()``, ``.setflags``, the NumPy names jax.numpy also has, loop-indexed writes, masks).
+``x.sort()``, ``.setflags``, the NumPy names jax.numpy also has, loop-indexed writes, masks, ``a += v`` with
+``v`` of unproven shape).
 
 CI runs a small budget (``tests/codegen/test_fuzz_codegen.py``); a larger one:
 ``python tools/codegen_corpus.py fuzz --seed 7 --count 2000``.
@@ -132,6 +133,21 @@ def append_result(r: random.Random, s: str) -> _Snippet:
     return _Snippet([f"y{s} = np.append(x, {appended})", f"y{s} {op} {_value(r)}"], f"y{s}")
 
 
+def whole_update(r: random.Random, s: str) -> _Snippet:
+    """``a OP= v`` on a fresh array with ``v`` of a shape the analysis cannot prove (an argument's): JAX's
+    ``a.at[...].OP(v)`` broadcasts ``v`` into ``a``'s shape as NumPy's in-place operator does."""
+    target, operand = r.choice(
+        [
+            ("np.zeros(4, dtype=complex)", r.choice(["np.sin(x)", "x", "k"])),
+            ("np.ones((3, 4), dtype=np.complex128)", r.choice(["x", "m", "np.cos(m)"])),
+            ("-1j * np.cos(x)", r.choice(["x", "np.exp(x)"])),
+            ("np.zeros(4)", r.choice(["np.abs(x)", "np.abs(k)"])),
+        ]
+    )
+    op = r.choice(["+=", "-=", "*="])
+    return _Snippet([f"a{s} = {target}", f"a{s} {op} {operand}"], f"a{s}")
+
+
 def chained_index(r: random.Random, s: str) -> _Snippet:
     i, j = _literal_index(r, 3), _literal_index(r, 4)
     return _Snippet([f"a{s} = np.zeros((3, 4))", f"a{s}[{i}][{j}] = {_value(r)}"], f"a{s}")
@@ -192,6 +208,7 @@ CLASSES = {
     "jnp-names": jnp_names,
     "loop-write": loop_write,
     "mask-write": mask_write,
+    "whole-update": whole_update,
 }
 #: classes a ``@kernel`` may hold (no data-dependent shapes, no host-only calls)
 KERNEL_CLASSES = (
@@ -201,6 +218,7 @@ KERNEL_CLASSES = (
     "scalar-aug",
     "loop-write",
     "chained-index",
+    "whole-update",
 )
 
 

@@ -1,0 +1,96 @@
+"""Facts the transformer gathers beyond one function: what the package's functions return, what a module's
+private functions are passed (issue 32: OQuPy's ``system.py`` and ``process_tensor.py`` as they are)."""
+
+import textwrap
+
+from codegen.analysis import ModuleContext
+from codegen.pipeline import function_returns, translate
+
+OPERATORS = textwrap.dedent(
+    """
+    import numpy as np
+    from numpy import ndarray
+
+
+    def commutator(operator: ndarray) -> ndarray:
+        return np.kron(operator, np.eye(2)) - np.kron(np.eye(2), operator.T)
+
+
+    def trace(operator: ndarray) -> complex:
+        return complex(np.trace(operator))
+
+
+    @staticmethod
+    def decorated(x) -> ndarray:
+        return x
+
+
+    def unannotated(x):
+        return x
+    """
+)
+
+SYSTEM = textwrap.dedent(
+    """
+    import numpy as np
+
+    from oqupy import operators as opr
+
+
+    def liouvillian(hamiltonian, gammas, lindblad_operators):
+        result = -1j * opr.commutator(hamiltonian)
+        for gamma, op in zip(gammas, lindblad_operators):
+            result += gamma * opr.commutator(op)
+        return result
+    """
+)
+
+
+def test_function_returns_lists_the_annotated_undecorated_functions():
+    assert function_returns(OPERATORS, "oqupy.operators") == (
+        ("oqupy.operators.commutator", "array"),
+        ("oqupy.operators.trace", "c"),
+    )
+
+
+def translated(returns=()):
+    ctx = ModuleContext("oqupy/system.py", "oqupy.system", "jax", "oqupy_jax", returns=returns)
+    return translate(SYSTEM, ctx), ctx
+
+
+def test_a_package_function_annotated_to_return_an_array_makes_its_product_a_local_array():
+    output, ctx = translated(function_returns(OPERATORS, "oqupy.operators"))
+    assert output is not None, [str(d) for d in ctx.diagnostics]
+    assert "result = jnp.asarray(result).at[...].add(gamma * opr.commutator(op))" in output
+
+
+def test_without_the_package_facts_the_call_may_return_anything_and_the_update_is_refused():
+    output, ctx = translated()
+    assert output is None
+    assert any("[dtype-safety]" in str(d) and "may be an array" in str(d) for d in ctx.diagnostics)
+
+
+def test_a_private_function_passed_on_as_a_value_gets_no_call_site_facts():
+    source = textwrap.dedent(
+        """
+        import h5py
+
+
+        class Store:
+            def create(self, filename: str):
+                self._f = h5py.File(filename, "w")
+                self._data = self._f.create_dataset("data", (4,), dtype="f8")
+
+            def put(self, step: int, value: float):
+                _write(step, self._data, value)
+                callback = _write
+                return callback
+
+
+        def _write(step, data, value):
+            data[step] = value
+        """
+    )
+    ctx = ModuleContext("oqupy/store.py", "oqupy.store", "jax", "oqupy_jax")
+    assert translate(source, ctx) is None
+    assert any("[argument-write]" in str(d) for d in ctx.diagnostics)
