@@ -16,17 +16,18 @@ class DtypeSafety(_FlowRefusal):
     """Refuse augmented operators where NumPy's in-place casting and JAX's rebinding disagree.
 
     ``a /= 2`` on an integer array raises in NumPy and gives floats in JAX; ``a += 1j`` on a real array;
-    ``a *= b`` or ``a @= b`` that would change ``a``'s shape; ``a[3] /= 2`` on an integer array (NumPy casts
-    the element back); ``x += v`` where ``x`` may be an array of unknown origin.  Element writes
-    ``a[i] = v`` need a value kind that fits the array's dtype (``int`` < ``float`` < ``complex``).  Kinds are
-    sets: an ``np.ndarray`` argument (and a copy of it) may be integer, float or complex, ``x * 2.0`` float or
-    complex, and a write must fit every pair (a float into a maybe-integer array is truncated by both packages,
-    so ``y = x.copy(); y[0] = 0.5`` translates, ``y += 0.5`` does not); a dtype may come from a module constant
-    (``DTYPE = np.complex128``), one of the template's ``config`` module (``oqupy.config.NpDtype``) or a NumPy
-    dtype string (``dtype="complex128"``).  Scalars
-    are immutable, so ``x += v`` on one rebinds in both packages: ``np.sum(x)`` (one array, no ``axis``) and a
-    call of a module function annotated ``-> complex`` are scalars; ``np.abs(x)`` (any ufunc, or ``abs``) of an
-    ``x`` that may be an array is not, and neither is an element ``a[i]`` of an array of unknown rank.
+    ``a @= b`` or ``a //= b`` with ``b`` of unproven shape (``a *= b`` becomes ``a = a.at[...].multiply(b)``, see
+    ``inplace-update``, which raises as NumPy does where ``b`` does not fit ``a``); ``a[3] /= 2`` on an integer
+    array (NumPy casts the element back); ``x += v`` where ``x`` may be an array of unknown origin. Element
+    writes ``a[i] = v`` need a value kind that fits the array's dtype (``int`` < ``float`` < ``complex``).
+    Kinds are sets: an ``np.ndarray`` argument (and a copy of it) may be integer, float or complex, ``x * 2.0``
+    float or complex, and a write must fit every pair (a float into a maybe-integer array is truncated by both
+    packages, so ``y = x.copy(); y[0] = 0.5`` translates, ``y += 0.5`` does not); a dtype may come from a module
+    constant (``DTYPE = np.complex128``), one of the template's ``config`` module (``oqupy.config.NpDtype``) or
+    a NumPy dtype string (``dtype="complex128"``).  Scalars are immutable, so ``x += v`` on one rebinds in both
+    packages: ``np.sum(x)`` (one array, no ``axis``) and a call of a module function annotated ``-> complex``
+    are scalars; ``np.abs(x)`` (any ufunc, or ``abs``) of an ``x`` that may be an array is not, and neither is
+    an element ``a[i]`` of an array of unknown rank.
 
     Idiom: give the array the result's dtype (``dtype=np.complex128``) or write ``a = a / 2`` (a new array).
     """

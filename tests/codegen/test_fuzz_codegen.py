@@ -184,12 +184,23 @@ def test_class5_augmented_writes_through_possible_duplicates_are_refused(body):
     [
         "a = np.arange(4)\na /= 2\nreturn a",
         "a = np.zeros(4)\na += 1j\nreturn a",
-        "a = np.zeros(4)\nb = np.ones((2, 4))\na *= b\nreturn a",
         "a = np.ones((4, 4))\nb = np.ones((4, 2))\na @= b\nreturn a",
     ],
 )
 def test_class6_inplace_operators_that_would_change_dtype_or_shape_are_refused(body):
     refused_by("dtype-safety", body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "a = np.zeros(4)\nb = np.ones((2, 4))\na *= b\nreturn a",  # NumPy and JAX raise ValueError
+        "a = np.zeros((3, 4))\na += np.abs(x)\nreturn a",  # ``x`` (4,) broadcasts into ``a``
+        "a = np.zeros((2, 4), dtype=complex)\na -= m[:2]\nreturn a",
+    ],
+)
+def test_class6_operands_of_another_shape_broadcast_into_the_array_or_raise_in_both(body):
+    agrees(body)  # ``a = a.at[...].multiply(b)``: JAX broadcasts into ``a``'s shape or raises, as NumPy does
 
 
 def test_class6_inplace_operators_that_keep_dtype_and_shape_translate():
