@@ -47,16 +47,27 @@ class ModuleContext:
         self.fired[rule] = self.fired.get(rule, 0) + 1
 
 
-def return_kind(
-    annotation: Optional[str], array_types: frozenset[str] = frozenset({ARRAY_TYPE})
-) -> Optional[str]:
-    """What a function annotated ``-> annotation`` (a qualified name) returns: "array", an element kind of a
-    scalar (``builtins.complex``: "c"), or None (anything else)."""
+def annotated_returns(
+    module: cst.Module,
+    qname: Callable[[cst.CSTNode], Optional[str]],
+    array_types: frozenset[str] = frozenset({ARRAY_TYPE}),
+) -> dict[str, str]:
+    """What a module's undecorated top-level functions are annotated to return, by name: "array"
+    (``-> np.ndarray``) or the element kind of a scalar (``-> complex``: "c"); others are left out."""
     from codegen.flow.numpy_model import _SCALAR_ANNOTATIONS
 
-    if annotation in array_types:
-        return "array"
-    return _SCALAR_ANNOTATIONS.get(annotation or "")
+    found = {}
+    for statement in module.body:
+        if (
+            isinstance(statement, cst.FunctionDef)
+            and statement.returns is not None
+            and not statement.decorators
+        ):
+            annotation = qname(statement.returns.annotation)
+            kind = "array" if annotation in array_types else _SCALAR_ANNOTATIONS.get(annotation or "")
+            if kind is not None:
+                found[statement.name.value] = kind
+    return found
 
 
 def backend_test(
@@ -224,15 +235,11 @@ class MarkerContext(QualifiedNames):
         return self.ctx.flows["__passed__"]
 
     def _module_returns(self) -> dict[str, str]:
-        """What this module's undecorated functions are annotated to return, by name (``-> complex``: "c";
-        ``-> np.ndarray``: "array"), and the package's (``ModuleContext.returns``) by qualified name."""
+        """What this module's undecorated functions are annotated to return, by name (``annotated_returns``),
+        and the package's (``ModuleContext.returns``) by qualified name."""
         if "__returns__" not in self.ctx.flows:
             found = dict(self.ctx.returns)
-            for statement in self.module_node.body:
-                if isinstance(statement, cst.FunctionDef) and statement.returns is not None:
-                    kind = return_kind(self.qname(statement.returns.annotation), self.ctx.array_types)
-                    if kind is not None and not statement.decorators:
-                        found[statement.name.value] = kind
+            found.update(annotated_returns(self.module_node, self.qname, self.ctx.array_types))
             self.ctx.flows["__returns__"] = found
         return self.ctx.flows["__returns__"]
 

@@ -6,7 +6,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from codegen.analysis import ARRAY_TYPE, MARKERS, ModuleContext, return_kind
+from codegen.analysis import ARRAY_TYPE, MARKERS, ModuleContext, annotated_returns
 from codegen.rules import RULES, Rule
 
 
@@ -115,23 +115,18 @@ def dtype_constants(source: str, module_name: str) -> tuple[tuple[str, str], ...
     return tuple(sorted((f"{module_name}.{name}", kind) for name, kind in visitor.kinds.items()))
 
 
-class _Returns(_Aliases):
-    """Module-level undecorated functions with a return annotation: name -> ``analysis.return_kind``."""
+class _Returns(cst.CSTVisitor):
+    """``analysis.annotated_returns`` of a module parsed on its own (qualified names from its imports)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.kinds: dict[str, str] = {}
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if node.returns is not None and not node.decorators:
-            found = self.get_metadata(QualifiedNameProvider, node.returns.annotation, set())
-            kind = return_kind(next(iter(q.name for q in found), None)) if len(found) == 1 else None
-            if kind is not None:
-                self.kinds[node.name.value] = kind
+    def visit_Module(self, node: cst.Module) -> bool:
+        def qname(n: cst.CSTNode) -> Optional[str]:
+            found = self.get_metadata(QualifiedNameProvider, n, set())
+            return next(iter(q.name for q in found)) if len(found) == 1 else None
+
+        self.kinds = annotated_returns(node, qname)
         return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        return None
 
 
 def function_returns(source: str, module_name: str) -> tuple[tuple[str, str], ...]:

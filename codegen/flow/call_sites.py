@@ -47,15 +47,11 @@ def _parameter_kinds(
     func: cst.FunctionDef, calls: list[tuple[cst.Call, dict[str, frozenset[str]], str]]
 ) -> dict[str, frozenset[str]]:
     params = func.params
-    if (
-        params.star_arg is not None
-        and isinstance(params.star_arg, cst.Param)
-        or params.star_kwarg is not None
-    ):
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
         return {}
     positional = [*params.posonly_params, *params.params]
     every = positional + list(params.kwonly_params)
-    union: dict[str, set[str]] = {p.name.value: set() for p in every}
+    union: dict[str, frozenset[str]] = {p.name.value: frozenset() for p in every}
     for call, attributes, owner in calls:
         passed: dict[str, cst.BaseExpression] = {}
         for index, arg in enumerate(call.args):
@@ -66,31 +62,25 @@ def _parameter_kinds(
             elif index < len(positional):
                 passed[positional[index].name.value] = arg.value
         for param in every:
-            expr = passed.get(param.name.value, param.default)
-            union[param.name.value].add(_kind(expr, attributes, owner))
-    return {
-        name: frozenset(kinds)
-        for name, kinds in union.items()
-        if kinds and kinds <= _NOT_ARRAYS and name not in {p.name.value for p in every if p.annotation}
-    }
+            union[param.name.value] |= _kinds(passed.get(param.name.value, param.default), attributes, owner)
+    return {name: kinds for name, kinds in union.items() if kinds and kinds <= _NOT_ARRAYS}
 
 
-def _kind(expr: Optional[cst.BaseExpression], attributes: dict[str, frozenset[str]], owner: str) -> str:
-    if expr is None:
-        return "unknown"
+def _kinds(
+    expr: Optional[cst.BaseExpression], attributes: dict[str, frozenset[str]], owner: str
+) -> frozenset[str]:
     if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or (
         isinstance(expr, cst.Name) and expr.value == "None"
     ):
-        return "other"
+        return frozenset({"other"})
     if (
         owner
         and isinstance(expr, cst.Attribute)
         and isinstance(expr.value, cst.Name)
         and expr.value.value == owner
     ):
-        kinds = attributes.get(expr.attr.value, frozenset({"unknown"}))
-        return next(iter(kinds)) if len(kinds) == 1 else "other" if kinds <= _NOT_ARRAYS else "unknown"
-    return "unknown"
+        return attributes.get(expr.attr.value, frozenset({"unknown"}))
+    return frozenset({"unknown"})
 
 
 class _Calls(cst.CSTVisitor):
@@ -109,24 +99,23 @@ class _Calls(cst.CSTVisitor):
         self.is_array = is_array
         self.calls: dict[str, list[tuple[cst.Call, dict[str, frozenset[str]], str]]] = {}
         self.references: dict[str, int] = {}
-        self.classes: list[Optional[dict[str, frozenset[str]]]] = []
-        self.classes_nodes: list[cst.ClassDef] = []
-        self.owners: list[str] = []
+        self.classes: list[cst.ClassDef] = []
+        self.owners: list[str] = []  # per function: its ``self`` if it is a method, else ""
+        self._attributes: dict[int, dict[str, frozenset[str]]] = {}  # per class, computed on its first call
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes_nodes.append(node)
-        self.classes.append(None)  # computed on the first call inside
+        self.classes.append(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.classes_nodes.pop()
         self.classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = [*node.params.posonly_params, *node.params.params]
-        static = any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators
+        bound = not any(  # ``cls`` of a classmethod holds class attributes, not the instance's
+            isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+            for d in node.decorators
         )
-        method = bool(self.classes_nodes) and not self.owners and params and not static
+        method = bool(self.classes) and not self.owners and params and bound
         self.owners.append(params[0].name.value if method else "")
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -141,8 +130,9 @@ class _Calls(cst.CSTVisitor):
             return
         owner = self.owners[-1] if self.owners else ""
         attributes: dict[str, frozenset[str]] = {}
-        if owner and self.classes:
-            if self.classes[-1] is None:
-                self.classes[-1] = class_attribute_kinds(self.classes_nodes[-1], self.qname, self.is_array)
-            attributes = self.classes[-1] or {}
+        if owner:
+            cls = self.classes[-1]
+            if id(cls) not in self._attributes:
+                self._attributes[id(cls)] = class_attribute_kinds(cls, self.qname, self.is_array)
+            attributes = self._attributes[id(cls)]
         self.calls.setdefault(node.func.value, []).append((node, attributes, owner))

@@ -9,6 +9,7 @@ import libcst as cst
 from codegen.flow.numpy_model import (
     _CREATORS,
     _SAME_KIND_FUNCTIONS,
+    DTYPE_KEEPING_VIEWS,
     FRESH_FUNCTIONS,
     FRESH_METHODS,
     INPLACE_METHODS,
@@ -21,13 +22,11 @@ from codegen.flow.numpy_model import (
     dtype_of,
     kinds_union,
     promote,
+    real_kind,
     ufunc_inputs,
 )
 from codegen.flow.values import OTHER, UNKNOWN, State, Val, num
 
-#: NumPy functions returning a view (or a copy) of their first argument's elements: its kind (``real`` and
-#: ``imag`` make complex real)
-_DTYPE_KEEPING_VIEWS = frozenset({"diag", "diagonal", "broadcast_to", "real", "imag"})
 #: list methods that leave the list's elements as they are
 _READING_LIST_METHODS = frozenset({"copy", "count", "index"})
 
@@ -142,9 +141,9 @@ class Calls:
                 if qualified.count(".") > 1
                 else Val(frozenset({"array", "num", "other"}), frozenset(), origin=f"`{qualified}`")
             )
-        kind = args[0].dtype if args and name in _DTYPE_KEEPING_VIEWS else None
+        kind = args[0].dtype if args and name in DTYPE_KEEPING_VIEWS else None
         if kind is not None and name in ("real", "imag"):
-            kind = kinds_union(*("f" if k == "c" else k for k in kind))
+            kind = real_kind(kind)
         return Val(
             frozenset({"array"})
             | (frozenset({"num"}) if "unknown" in {k for a in args for k in a.kinds} else frozenset()),

@@ -181,9 +181,10 @@ class Indices:
 
     def _dtype_problem(self, target: cst.BaseExpression, current: Val, op: Optional[str], value: Val) -> bool:
         kind = current.dtype
-        value_kind = (
-            value_kinds(value) if op is not None else value.dtype if value.kinds <= {"num", "array"} else None
-        )
+        if op is not None:  # ``a[i] += v``: a number or array of unknown dtype may be of any numeric kind
+            value_kind = value_kinds(value)
+        else:
+            value_kind = value.dtype if value.kinds <= {"num", "array"} else None
         reason = None
         if kind is None:
             reason = "an array whose dtype the analysis does not know"

@@ -47,6 +47,9 @@ _SAME_KIND_FUNCTIONS = frozenset(
     "append kron outer tile repeat roll sort clip diff cumsum cumprod tril triu take dot vdot inner tensordot "
     "heaviside nan_to_num".split()
 )
+#: NumPy functions (of the views below) whose result has their first argument's kind; ``real`` and ``imag``
+#: make complex real
+DTYPE_KEEPING_VIEWS = frozenset({"diag", "diagonal", "broadcast_to", "real", "imag"})
 #: documented for readers: NumPy functions known to return (possibly read-only) views; like every ``numpy.*``
 #: name outside the two tables above, their results are treated as unowned views of their array arguments
 READ_ONLY_OR_VIEW_FUNCTIONS = frozenset(
@@ -134,8 +137,16 @@ AUG_SYMBOLS = {
     cst.LeftShiftAssign: "<<",
     cst.RightShiftAssign: ">>",
 }
-#: augmented operators that JAX's ``.at[...]`` has (``add``, ``subtract``, ``multiply``, ``divide``, ``power``)
-AT_OPERATORS = frozenset({"+", "-", "*", "/", "**"})
+#: augmented operator -> the method of JAX's ``x.at[...]`` that applies it
+AT_METHODS = {
+    cst.AddAssign: "add",
+    cst.SubtractAssign: "subtract",
+    cst.MultiplyAssign: "multiply",
+    cst.DivideAssign: "divide",
+    cst.PowerAssign: "power",
+}
+#: their symbols
+AT_OPERATORS = frozenset(AUG_SYMBOLS[operator] for operator in AT_METHODS)
 
 
 def ufunc_inputs(qualified: Optional[str]) -> Optional[int]:
@@ -267,6 +278,11 @@ _FLOATING_UFUNCS = {
 }
 
 
+def real_kind(kinds: str) -> Optional[str]:
+    """The kinds of the real values of ``kinds`` (``abs``, ``.real``): complex becomes float."""
+    return kinds_union(*("f" if k == "c" else k for k in kinds))
+
+
 def _ufunc_kind(qualified: str, kinds: list[Optional[str]]) -> Optional[str]:
     name = qualified.rsplit(".", 1)[-1]
     if name in _BOOLEAN_UFUNCS:
@@ -275,7 +291,7 @@ def _ufunc_kind(qualified: str, kinds: list[Optional[str]]) -> Optional[str]:
     if kind is not None and name in _FLOATING_UFUNCS:
         kind = kinds_union(*("f" if k in "bi" else k for k in kind))
     if kind is not None and name in ("absolute", "abs"):
-        kind = kinds_union(*("f" if k == "c" else k for k in kind))
+        kind = real_kind(kind)
     if name in (
         "add",
         "subtract",

@@ -3,16 +3,8 @@
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
+from codegen.flow.numpy_model import AT_METHODS
 from codegen.rules.base import Example, Rule
-
-#: augmented operator -> ``.at`` method
-AT_METHODS = {
-    cst.AddAssign: "add",
-    cst.SubtractAssign: "subtract",
-    cst.MultiplyAssign: "multiply",
-    cst.DivideAssign: "divide",
-    cst.PowerAssign: "power",
-}
 
 #: augmented operator without an ``.at`` method -> binary operator for ``.set(x[i] OP v)``
 BINARY_OPERATORS = {
@@ -85,7 +77,7 @@ class InplaceUpdate(Rule):
     # the JAX form of every proven write, not an optional convenience: since TEMPO's step moved to the host
     # (``_tempo_step.py``) the template's device code happens to write nothing in place, and the rule stays
     MAY_BE_IDLE = True
-    VALID: tuple[Example, ...] = (
+    VALID = (
         Example(
             """
             import numpy as np
@@ -146,13 +138,8 @@ class InplaceUpdate(Rule):
                     self.cache["first"] = self.values[range(self.values.shape[0])[0]]
             """,
         ),
-    )
-
-    VALID = (
-        VALID
-        + (
-            Example(  # ``a += v`` with ``v`` of unproven shape: ``.at[...]`` broadcasts ``v`` into ``a`` or raises
-                """
+        Example(  # ``a += v`` with ``v`` of unproven shape: ``.at[...]`` broadcasts ``v`` into ``a`` or raises
+            """
             import numpy as np
 
 
@@ -166,7 +153,7 @@ class InplaceUpdate(Rule):
                 c //= 2.0
                 return a, b, c
             """,
-                jax="""
+            jax="""
             import jax
             import jax.numpy as jnp
 
@@ -181,8 +168,7 @@ class InplaceUpdate(Rule):
                 c //= 2.0
                 return a, b, c
             """,
-            ),
-        )
+        ),
     )
 
     def __init__(self, ctx) -> None:
