@@ -13,6 +13,7 @@ from typing import Any, Tuple
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from oqupy._codegen import BACKEND, host, kernel
 
@@ -37,8 +38,11 @@ def truncation_rank(values: np.ndarray, epsrel: float, residual: float = 0.0) ->
     values = np.asarray(values)
     if values.size == 0 or values[0] == 0.0:
         return 1
-    discarded = np.sqrt(np.cumsum((values**2)[::-1]) + residual**2)[::-1]
-    rank = max(1, int(np.count_nonzero(discarded > epsrel * values[0])))
+    # tails[j]: the squared norm of the j + 1 smallest values, non-decreasing; keeping rank k discards
+    # tails[size - 1 - k] + residual**2, so the rank counts the tails above the squared bound
+    tails = np.cumsum(values[::-1] ** 2)
+    bound = (epsrel * values[0]) ** 2 - residual**2
+    rank = max(1, values.size - int(np.searchsorted(tails, bound, side="right")))
     while (
         rank < values.size
         and values[rank] > 0.0
@@ -110,11 +114,26 @@ def bucket(rank: int) -> int:
 
 @host
 def lapack_svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD by LAPACK ``gesdd``, retried with ``gesvd`` if it does not converge (NumPy in both packages)."""
-    try:
+    """Thin SVD ``matrix = left @ diag(values) @ right`` by LAPACK ``gesdd``, retried with ``gesvd`` if it does
+    not converge (on the host in both packages).
+
+    Real and complex double matrices go to SciPy's direct ``dgesdd`` / ``zgesdd`` wrappers, a wide matrix as its
+    (Fortran-ordered, uncopied) transpose: at PT-TEMPO's sizes (tens of rows) ``np.linalg.svd`` spends as much
+    again in its own overhead (110 against 210 microseconds at 23 x 39, ``docs/benchmarks.md``).
+    """
+    rows, columns = matrix.shape
+    wide = rows < columns
+    tall = matrix.T if wide else matrix
+    if matrix.size == 0 or matrix.dtype not in (np.float64, np.complex128):
         return np.linalg.svd(matrix, full_matrices=False)
-    except np.linalg.LinAlgError:
+    gesdd = scipy.linalg.lapack.dgesdd if matrix.dtype == np.float64 else scipy.linalg.lapack.zgesdd
+    left, values, right, info = gesdd(tall, compute_uv=1, full_matrices=0)
+    if info != 0 or not np.isfinite(values[0]):
         return scipy.linalg.svd(matrix, full_matrices=False, lapack_driver="gesvd")
+    if wide:
+        # tall = left values right, so matrix = right^T values left^T (^T, not ^dagger: conj not needed)
+        return right.T, values, left.T
+    return left, values, right
 
 
 @host

@@ -644,6 +644,45 @@ def test_pt_tempo_pairs_keep_the_dynamics(oq, monkeypatch):
     np.testing.assert_allclose(paired, single, rtol=0, atol=1e-11)
 
 
+def test_lapack_svd_and_truncation_rank(oq):
+    """``_mps.lapack_svd`` (LAPACK's ``gesdd`` directly, a wide matrix through its transpose) is a thin SVD of
+    real and complex, tall and wide matrices, with NumPy's singular values; ``truncation_rank`` is the smallest
+    rank whose discarded norm, with the residual, is at most ``epsrel * s_0``, extended over a degenerate
+    multiplet."""
+    mps = oq._mps
+    rng = np.random.default_rng(3)
+    for shape in ((40, 30), (23, 39), (1, 5), (6, 1)):
+        for dtype in (np.float64, np.complex128):
+            matrix = rng.standard_normal(shape).astype(dtype)
+            if dtype == np.complex128:
+                matrix = matrix + 1j * rng.standard_normal(shape)
+            left, values, right = mps.lapack_svd(matrix)
+            size = min(shape)
+            assert (
+                left.shape == (shape[0], size) and values.shape == (size,) and right.shape == (size, shape[1])
+            )
+            np.testing.assert_allclose((left * values) @ right, matrix, rtol=0, atol=1e-13)
+            np.testing.assert_allclose(left.conj().T @ left, np.eye(size), atol=1e-13)
+            np.testing.assert_allclose(right @ right.conj().T, np.eye(size), atol=1e-13)
+            np.testing.assert_allclose(values, np.linalg.svd(matrix, compute_uv=False), rtol=1e-13)
+
+    def by_definition(values, epsrel, residual):
+        for rank in range(1, values.size + 1):
+            if np.sqrt(np.sum(values[rank:] ** 2) + residual**2) <= epsrel * values[0]:
+                break
+        while rank < values.size and values[rank] >= values[rank - 1] * (1.0 - mps.DEGENERACY_RTOL):
+            rank += 1
+        return rank
+
+    for _ in range(300):
+        values = np.sort(10.0 ** rng.uniform(-14, 0, rng.integers(1, 40)))[::-1]
+        residual = float(rng.choice([0.0, 1e-12, 3e-10]))
+        assert mps.truncation_rank(values, 1e-9, residual) == by_definition(values, 1e-9, residual)
+    # a multiplet is kept whole; a residual above the bound keeps everything
+    assert mps.truncation_rank(np.array([1.0, 0.5, 0.5, 0.5, 1e-12]), 0.6) == 4
+    assert mps.truncation_rank(np.array([1.0, 1e-3, 1e-12]), 1e-9, residual=2e-9) == 3
+
+
 def test_sketched_split_bounds_its_truncation_error(oq):
     """``_pt_tempo_step.sketched_split`` counts the residual outside its sketch as discarded: the split's error
     stays below ``epsrel * s_0`` like a full SVD's, its rank is the SVD's or one more, and a sketch far too narrow for the
