@@ -38,6 +38,9 @@ class ModuleContext:
     #: (``-> np.ndarray``) or an element kind (``-> complex``: "c"); gathered by ``pipeline.function_returns``
     returns: tuple[tuple[str, str], ...] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: reads left as written that a diagnostic does not refuse: ``u[i]`` of a value of unknown kind in code that
+    #: reaches ``oqupy_jax`` (a ``jax.Array`` there would clamp ``i`` out of bounds; a list raises)
+    notes: list[Diagnostic] = field(default_factory=list)
     fired: dict[str, int] = field(default_factory=dict)
     codemod: CodemodContext = field(default_factory=CodemodContext)
     #: check mode: (id of a function node, backend) -> its flow analysis, shared by the refusal rules

@@ -3,13 +3,16 @@
 Usage::
 
     python tools/codegen_corpus.py oqupy [--dir DIR] [--verbose]
+    python tools/codegen_corpus.py template [--verbose]
     python tools/codegen_corpus.py fuzz [--seed 7] [--count 400] [--verbose]
     python tools/codegen_corpus.py build-time [--repeat 3]
 
 ``oqupy`` fetches the ``oqupy==0.5.0`` wheel with ``pip download`` (the configured index) into DIR (default
 ``.cache/oqupy-0.5.0``, ignored by git; OQuPy's code never enters this repository), translates each of its 25
 modules for ``oqupy_jax`` as they are (``codegen.pipeline.translate``) and prints how many are accepted, every
-refusal as ``oqupy/<file>:line:col: [rule] message; idiom`` and the count per rule.  ``fuzz`` draws COUNT
+refusal as ``oqupy/<file>:line:col: [rule] message; idiom`` and the count per rule, and how many reads of values
+of unknown kind each accepted module leaves as written (``ModuleContext.notes``; ``--verbose`` lists them).
+``template`` does the same for our own template (``src_template/oqupy``).  ``fuzz`` draws COUNT
 legitimately translatable functions (``tests/codegen/fuzz_translatable.py``) from SEED and prints how many are
 accepted and agree in both packages, per class.  ``build-time`` times ``codegen.build.build_tree`` (the whole
 in-memory translation of the template).
@@ -54,7 +57,7 @@ def translate_oqupy(package: Path, verbose: bool) -> int:
     for path in modules:
         name = path.relative_to(package.parent).with_suffix("").as_posix().removesuffix("/__init__")
         returns.extend(function_returns(path.read_text(), name.replace("/", ".")))
-    accepted, crashes = 0, 0
+    accepted, crashes, unknown_reads = 0, 0, 0
     rules: collections.Counter = collections.Counter()
     for path in modules:
         relative = path.relative_to(package.parent).as_posix()
@@ -66,9 +69,17 @@ def translate_oqupy(package: Path, verbose: bool) -> int:
             crashes += 1
             print(f"{relative}: CRASH {error!r}")
             continue
+        notes = sorted(set(ctx.notes))
         if output is not None:
             accepted += 1
-            print(f"{relative}: accepted")
+            unknown_reads += len(notes)
+            print(
+                f"{relative}: accepted"
+                + (f" ({len(notes)} reads of unknown kind as written)" if notes else "")
+            )
+            if verbose:
+                for note in notes:
+                    print(f"    {note}")
             continue
         found = sorted(set(ctx.diagnostics))
         rules.update(d.rule for d in found)
@@ -77,6 +88,7 @@ def translate_oqupy(package: Path, verbose: bool) -> int:
             for diagnostic in found:
                 print(f"    {diagnostic}")
     print(f"\n{accepted} of {len(modules)} modules accepted, {crashes} crashes")
+    print(f"reads of values of unknown kind left as written in the accepted modules: {unknown_reads}")
     print("refusals by rule: " + ", ".join(f"{k} {v}" for k, v in rules.most_common()))
     return accepted
 
@@ -115,7 +127,7 @@ def build_time(repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["oqupy", "fuzz", "build-time"])
+    parser.add_argument("what", choices=["oqupy", "template", "fuzz", "build-time"])
     parser.add_argument("--dir", type=Path, default=REPO / ".cache" / "oqupy-0.5.0")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--count", type=int, default=400)
@@ -124,6 +136,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.what == "oqupy":
         translate_oqupy(fetch_oqupy(args.dir), args.verbose)
+    elif args.what == "template":
+        translate_oqupy(REPO / "src_template" / "oqupy", args.verbose)
     elif args.what == "fuzz":
         fuzz(args.seed, args.count, args.verbose)
     else:

@@ -16,6 +16,7 @@ from codegen.flow.numpy_model import (
 )
 from codegen.flow.values import (
     _SLICE,
+    INT_TUPLE,
     OTHER,
     TEXT,
     UNKNOWN,
@@ -277,8 +278,8 @@ class Expressions:
         if "array" in base.kinds:
             self.array_subscripts.add(id(expr))
             self._read(expr, base, vals, state)
-        elif "unknown" in base.kinds and self.reporting:
-            self.unknown_reads.add(id(expr))
+        elif "unknown" in base.kinds and self.reporting and self._integer_read(expr, vals):
+            self.unknown_reads[id(expr)] = self.synthetic.get(id(expr), expr)
         if "array" not in base.kinds:
             if (
                 numbers_tuple(base)
@@ -349,6 +350,18 @@ class Expressions:
             " literals or a comprehension over `range`",
         )
 
+    def _integer_read(self, expr: cst.Subscript, vals: list[Optional[Val]]) -> bool:
+        """Whether a read may index by an integer: not only slices, ``...`` and ``None`` (never out of bounds),
+        not a field name (a string), not a type (``Callable[..., Any]``)."""
+        qualified = self.qname(expr.value)
+        if qualified is not None and qualified.startswith(("typing.", "collections.abc.")):
+            return False
+        for items in self._index_items(expr, vals):
+            for item in items:
+                if item[0] == "expr" and not (item[2].text and "list" not in item[2].kinds):
+                    return True
+        return False
+
     def _attribute(self, expr: cst.Attribute, state: State) -> Val:
         qualified = self.qname(expr)
         if qualified in KNOWN_CONTAINERS:
@@ -369,12 +382,12 @@ class Expressions:
                 return replace(base, contig=False, shape=shape)
             if attr in ("real", "imag", "flat"):
                 return replace(base, owned=False, contig=False, shape=None, origin=f"`.{attr}` of an array")
-            if attr in ("shape", "strides"):
-                return OTHER
             if attr in ("ndim", "size", "itemsize", "nbytes"):
                 return num("i")
             if attr == "dtype":
                 return OTHER
+        if attr in ("shape", "strides") and base.kinds <= {"array", "unknown"}:
+            return INT_TUPLE  # NumPy's and JAX's: a tuple of Python ints, which raises IndexError itself
         if base.kinds == frozenset({"other"}) and not base.bufs:
             return UNKNOWN
         return UNKNOWN

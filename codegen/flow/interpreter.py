@@ -97,7 +97,9 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
         self.list_indices: set[int] = set()
         #: ids of the reads ``a[...]`` by integer indices not proven in bounds -> their verdict (see ``reads``)
         self.reads: dict[int, Read] = {}
-        self.unknown_reads: set[int] = set()
+        #: the reads ``u[i]`` by an integer (or an index of unknown kind) of a value of unknown kind (an
+        #: unannotated argument, an attribute, a container's element), read as written: id -> the subscript
+        self.unknown_reads: dict[int, cst.Subscript] = {}
         self.write_targets: set[int] = set()  # subscripts evaluated as the target of ``a[i] += v``: no reads
         self.synthetic: dict[
             int, cst.CSTNode

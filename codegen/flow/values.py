@@ -48,6 +48,7 @@ UNKNOWN = Val(frozenset({"unknown"}), frozenset({"?"}))
 _SLICE: frozenset[tuple[Optional[int], ...]] = frozenset({(None,)})  # the index facts of a slice object
 OTHER = Val(frozenset({"other"}))
 TEXT = Val(frozenset({"other"}), text=True)  # a string
+INT_TUPLE = Val(frozenset({"other"}), dtype="i")  # a tuple of Python ints (``.shape``, ``.strides``)
 
 
 def numbers_tuple(value: Val) -> bool:

@@ -94,3 +94,35 @@ def test_a_private_function_passed_on_as_a_value_gets_no_call_site_facts():
     ctx = ModuleContext("oqupy/store.py", "oqupy.store", "jax", "oqupy_jax")
     assert translate(source, ctx) is None
     assert any("[argument-write]" in str(d) for d in ctx.diagnostics)
+
+
+def test_reads_of_values_of_unknown_kind_are_left_as_written_and_noted():
+    """Hole 1 of issue 32 where the transformer cannot close it: ``u[i]`` of an unannotated argument may read a
+    list (which raises out of bounds) or a ``jax.Array`` (which clamps), so it is left as written and listed in
+    ``ModuleContext.notes``.  Reads that cannot go out of bounds or are of known kinds are not listed: slices and
+    ``None``, ``.shape[k]`` (a tuple of ints in both packages), a field name, a type, an annotated list, an
+    annotated array (whose reads are checked)."""
+    source = textwrap.dedent(
+        """
+        from typing import Any, Callable
+
+        import numpy as np
+
+        Kernel = Callable[..., Any]
+
+
+        def f(u, i: int, names: list, a: np.ndarray):
+            first = u[i]
+            column = u[:, None]
+            length = u.shape[0]
+            field = u["key"]
+            name = names[i]
+            return first, column, length, field, name, a[0]
+        """
+    )
+    ctx = ModuleContext("oqupy/reads.py", "oqupy.reads", "jax", "oqupy_jax")
+    output = translate(source, ctx)
+    assert output is not None and not ctx.diagnostics
+    assert [(note.line, note.rule) for note in sorted(set(ctx.notes))] == [(10, "index-safety")]
+    assert "`u[i]`" in ctx.notes[0].message and "annotate" in ctx.notes[0].idiom
+    assert "a[range(a.shape[0])[0]]" in output  # the annotated array's read is checked, not noted
