@@ -154,6 +154,12 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
             )
         if annotation is None:
             return Val(frozenset({"unknown"}), buf, origin=f"the unannotated argument `{name}`")
+        return self._annotated_val(annotation, f"the argument `{name}`", buf, name in self.traced)
+
+    def _annotated_val(self, annotation: cst.Annotation, what: str, buf: frozenset[str], traced: bool) -> Val:
+        """What an annotation says a parameter (or a local annotated where it is bound to a value of unknown
+        kind) holds: an array of unknown memory and dtype, a number, a container, or (``Any``, ``Union``, a
+        string, a name the analysis does not know) anything."""
         if self.is_array(annotation):
             kinds = {"array"}
             expr = annotation.annotation
@@ -164,14 +170,14 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
                 frozenset(kinds),
                 buf,
                 dtype="ifc",
-                device=name in self.traced,
-                origin=f"the argument `{name}`",
+                device=traced,
+                origin=what,
             )
         expr = annotation.annotation
         base = expr.value if isinstance(expr, cst.Subscript) else expr
         qualified = self.qname(base) or ""
         if qualified in _SCALAR_ANNOTATIONS:
-            return num(_SCALAR_ANNOTATIONS[qualified], traced=name in self.traced)
+            return num(_SCALAR_ANNOTATIONS[qualified], traced=traced)
         if qualified in _CONTAINER_ANNOTATIONS:
             return Val(frozenset({_CONTAINER_ANNOTATIONS[qualified]}), buf, text=qualified == "builtins.str")
         if isinstance(expr, cst.SimpleString) or qualified in (
@@ -180,9 +186,7 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
             "typing.Optional",
             "",
         ):
-            return Val(
-                frozenset({"unknown"}), buf, origin=f"the argument `{name}` (annotated `{_code(expr)}`)"
-            )
+            return Val(frozenset({"unknown"}), buf, origin=f"{what} (annotated `{_code(expr)}`)")
         return Val(frozenset({"other"}), buf)
 
     def report(
@@ -394,7 +398,13 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
             return state
         if isinstance(node, cst.AnnAssign):
             if node.value is not None:
-                self._assign(node.target, node.value, self.ev(node.value, state), state, node)
+                value = self.ev(node.value, state)
+                if value.kinds == frozenset({"unknown"}) and isinstance(node.target, cst.Name):
+                    # ``links: tuple = carry[1]``: the annotation says what the unknown value holds
+                    traced = value.traced or bool(self.traced)
+                    what = f"the value of `{node.target.value}`"
+                    value = self._annotated_val(node.annotation, what, value.bufs, traced)
+                self._assign(node.target, node.value, value, state, node)
             return state
         if isinstance(node, cst.AugAssign):
             self._augassign(node, state)

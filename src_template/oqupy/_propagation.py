@@ -188,7 +188,10 @@ def dynamics_step(carry: Tuple[Any, Any, Any, Any, Any], step: Step) -> Tuple[An
     None (finite) or its ``(cell, cap)`` (uniform), and the finite environments' whole stacks of tensors and
     caps, read at ``step.index``.  ``step`` holds this step's ``enter``, ``leave`` and ``index``.
     """
-    state, links, uniform, tensors, all_caps = carry
+    state, _, _, tensors, all_caps = carry
+    # tuples over the environments (an index beyond them raises IndexError in both packages)
+    links: Tuple[np.ndarray, ...] = carry[1]
+    uniform: Tuple[Any, ...] = carry[2]  # None or the environment's ``Uniform``
     caps = tuple(
         cell.cap if cell is not None else stack[step.index] for stack, cell in zip(all_caps, uniform)
     )

@@ -101,7 +101,7 @@ def test_reads_of_values_of_unknown_kind_are_left_as_written_and_noted():
     list (which raises out of bounds) or a ``jax.Array`` (which clamps), so it is left as written and listed in
     ``ModuleContext.notes``.  Reads that cannot go out of bounds or are of known kinds are not listed: slices and
     ``None``, ``.shape[k]`` (a tuple of ints in both packages), a field name, a type, an annotated list, an
-    annotated array (whose reads are checked)."""
+    annotated array (whose reads are checked), a local annotated where it is bound (``row: tuple = u.rows``)."""
     source = textwrap.dedent(
         """
         from typing import Any, Callable
@@ -117,7 +117,8 @@ def test_reads_of_values_of_unknown_kind_are_left_as_written_and_noted():
             length = u.shape[0]
             field = u["key"]
             name = names[i]
-            return first, column, length, field, name, a[0]
+            row: tuple = u.rows
+            return first, column, length, field, name, a[0], row[i]
         """
     )
     ctx = ModuleContext("oqupy/reads.py", "oqupy.reads", "jax", "oqupy_jax")
