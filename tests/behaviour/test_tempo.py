@@ -374,19 +374,24 @@ def test_progress_bar_reports(oq, capsys):
 
 
 def test_svd_falls_back_to_gesvd_when_gesdd_fails(oq, monkeypatch):
+    """``_mps.lapack_svd`` (NumPy's ``svd`` inside kernels of ``oqupy_numpy``) retries with ``gesvd`` when
+    ``gesdd`` reports no convergence (``info > 0``) instead of returning its output."""
     if oq.__name__ != "oqupy_numpy":
         pytest.skip("the gesdd -> gesvd retry is NumPy-only (JAX's SVD does not raise)")
     mps = __import__(f"{oq.__name__}._mps", fromlist=["svd"])
     calls = []
 
-    def failing_svd(*args, **kwargs):
-        calls.append(1)
-        raise np.linalg.LinAlgError("SVD did not converge")
+    def failing_gesdd(a, **kwargs):
+        calls.append(a.shape)
+        size = min(a.shape)
+        return np.zeros((a.shape[0], size)), np.zeros(size), np.zeros((size, a.shape[1])), 1
 
-    matrix = np.random.default_rng(3).normal(size=(6, 4))
-    monkeypatch.setattr(mps.np.linalg, "svd", failing_svd)
-    left, values, right = mps.svd(matrix)
-    assert calls and np.allclose((left * values) @ right, matrix)
+    monkeypatch.setattr(scipy.linalg.lapack, "dgesdd", failing_gesdd)
+    for shape in ((6, 4), (4, 6)):
+        matrix = np.random.default_rng(3).normal(size=shape)
+        left, values, right = mps.svd(matrix)
+        np.testing.assert_allclose((left * values) @ right, matrix, atol=1e-13)
+    assert calls == [(6, 4), (6, 4)]  # the wide matrix went to gesdd as its transpose
 
 
 def test_dynamics_named_and_printed_as_oqupy05(oq):
