@@ -24,6 +24,7 @@ from codegen.flow.values import (
     Val,
     _arith,
     _binary_symbol,
+    field_name,
     join,
     num,
     numbers_tuple,
@@ -358,7 +359,7 @@ class Expressions:
             return False
         for items in self._index_items(expr, vals):
             for item in items:
-                if item[0] == "expr" and not (item[2].text and "list" not in item[2].kinds):
+                if item[0] == "expr" and not field_name(item[2]):
                     return True
         return False
 

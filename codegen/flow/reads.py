@@ -16,7 +16,7 @@ from typing import Optional
 import libcst as cst
 
 from codegen.flow.numpy_model import _code
-from codegen.flow.values import State, Val
+from codegen.flow.values import State, Val, field_name
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,7 @@ class Reads:
                 if _checked(index, expr.value, axis):
                     axis += 1
                     continue
-                if (
-                    val.text
-                    and "list" not in val.kinds
-                    or (val.kinds == frozenset({"num"}) and val.dtype in ("b", "f", "c"))
-                ):
+                if field_name(val) or (val.kinds == frozenset({"num"}) and val.dtype in ("b", "f", "c")):
                     continue  # a field name; ``a[True]`` adds an axis; a float raises in both packages
                 if val.kinds <= {"array", "list"} and val.kinds and val.dtype == "b":
                     axis = _UNKNOWN_AXIS  # a mask: both packages check its shape

@@ -51,6 +51,11 @@ TEXT = Val(frozenset({"other"}), text=True)  # a string
 INT_TUPLE = Val(frozenset({"other"}), dtype="i")  # a tuple of Python ints (``.shape``, ``.strides``)
 
 
+def field_name(value: Val) -> bool:
+    """Whether an index is a string (a field or dict key): never an array's element, never out of bounds."""
+    return value.text and "list" not in value.kinds
+
+
 def numbers_tuple(value: Val) -> bool:
     """Whether ``value`` is a tuple of Python numbers of a known kind (its elements are ``num(value.dtype)``)."""
     return (

@@ -17,6 +17,7 @@ from codegen.flow.values import (
     State,
     Val,
     _arith,
+    field_name,
     forget_flat,
     num,
     numbers_tuple,
@@ -233,7 +234,7 @@ class Writes:
         """A write by string keys (``f.attrs["name"] = v``) into what is not known to be an array: no JAX array
         has string keys, so it is the object's ``__setitem__`` as written, in both packages (a mapping, an HDF5
         attribute set, a NumPy record field): like an unknown method, it may change any object's attributes."""
-        if not index_vals or not all(v is not None and v.text and "list" not in v.kinds for v in index_vals):
+        if not index_vals or not all(v is not None and field_name(v) for v in index_vals):
             return False
         self._forget_attributes(state)
         return True

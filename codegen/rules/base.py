@@ -148,10 +148,15 @@ class Rule(MarkerContext, cst.CSTTransformer):
 
     # -- what hooks call ---------------------------------------------------------------------------
     def report(self, node: cst.CSTNode, message: str, idiom: str = "") -> None:
+        self.ctx.diagnostics.append(self._diagnostic(node, message, idiom))
+
+    def note(self, node: cst.CSTNode, message: str, idiom: str = "") -> None:
+        """A finding that does not refuse the module (``ModuleContext.notes``)."""
+        self.ctx.notes.append(self._diagnostic(node, message, idiom))
+
+    def _diagnostic(self, node: cst.CSTNode, message: str, idiom: str) -> Diagnostic:
         start = self.get_metadata(PositionProvider, node).start
-        self.ctx.diagnostics.append(
-            Diagnostic(self.ctx.path, start.line, start.column + 1, self.NAME, message, idiom)
-        )
+        return Diagnostic(self.ctx.path, start.line, start.column + 1, self.NAME, message, idiom)
 
     def report_findings(self, node: cst.FunctionDef | cst.Module) -> None:
         """Report what the flow analysis of ``node`` filed under this rule and :meth:`renders` selects."""

@@ -4,9 +4,7 @@ read through an array in ``oqupy_jax`` (chained writes: :mod:`codegen.rules.chai
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import PositionProvider
 
-from codegen.diagnostics import Diagnostic
 from codegen.flow.numpy_model import _code
 from codegen.rules.base import Example, Idiom, Invalid
 from codegen.rules.inplace import _checked
@@ -48,10 +46,10 @@ class IndexSafety(_FlowRefusal):
     ``fill`` from an array known to be integer or boolean is refused, and one from an array of unknown dtype (an
     ``np.ndarray`` argument) is NaN-filled only when it is inexact at run time.  Values of unknown kind (an
     unannotated argument, an attribute, a container's element; annotate a parameter, or a local where it is
-    bound) may be lists, tuples or dicts and are read as written; each such read by an integer is listed as a note (``ModuleContext.notes``; ``python
-    tools/codegen_corpus.py template`` prints the template's), since a ``jax.Array`` there would clamp.  Reads
-    that cannot go out of bounds are not listed: slices, ``...``, ``None``, a field name, ``x.shape[k]`` (a
-    tuple of ints in both packages), a ``typing`` subscript.
+    bound) may be lists, tuples or dicts and are read as written; each such read by an integer is listed as a
+    note (``ModuleContext.notes``; ``python tools/codegen_corpus.py template`` prints the template's), since a
+    ``jax.Array`` there would clamp.  Reads that cannot go out of bounds are not listed: slices, ``...``,
+    ``None``, a field name, ``x.shape[k]`` (a tuple of ints in both packages), a ``typing`` subscript.
 
     Idiom: index with such a loop variable or literal; build the result without writes (``np.where``,
     ``np.eye(1, n)[0]``, gathers); scatters with ``np.add.at`` in ``@host`` code.  For reads: declare a kernel's
@@ -74,20 +72,11 @@ class IndexSafety(_FlowRefusal):
         super()._report_flow(node)
         if not self.in_host:
             for read in self.flow(node).unknown_reads.values():
-                position = self.get_metadata(PositionProvider, read, None)
-                if position is None:  # a node the flow made (none of the template's)
-                    continue
-                start = position.start
-                self.ctx.notes.append(
-                    Diagnostic(
-                        self.ctx.path,
-                        start.line,
-                        start.column + 1,
-                        self.NAME,
-                        f"read `{_code(read)}` of a value of unknown kind, left as written (out of bounds a "
-                        "jax.Array clamps where NumPy raises IndexError)",
-                        UNKNOWN_READ_IDIOM,
-                    )
+                self.note(
+                    read,
+                    f"read `{_code(read)}` of a value of unknown kind, left as written (out of bounds a jax.Array "
+                    "clamps where NumPy raises IndexError)",
+                    UNKNOWN_READ_IDIOM,
                 )
 
     def visit_Module(self, node: cst.Module) -> None:

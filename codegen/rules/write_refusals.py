@@ -4,6 +4,29 @@ aliases, into attributes, chained subscripts and closures (:mod:`codegen.flow` f
 from codegen.rules.base import Example, Idiom, Invalid
 from codegen.rules.refusal_base import _FlowRefusal
 
+_HDF5_STORE = """
+import h5py
+
+
+class Store:
+    def create(self, filename: str):
+        self._f = h5py.File(filename, "w")
+        self._data = self._f.create_dataset("data", (0,), maxshape=(None,), dtype="f8")
+
+    def open(self, filename: str):
+        self._f = h5py.File(filename, "r")
+        self._data = self._f["data"]
+
+    def put(self, step: int, value: float):
+        _write(step, self._data, value)
+
+
+def _write(step, data, value):
+    if step >= data.shape[0]:
+        data.resize((step + 1,))
+    data[step] = value
+"""
+
 
 class ArgumentWrite(_FlowRefusal):
     """Refuse in-place writes into arguments: ``x[i] = v`` or ``x += v`` on a parameter, on a view or alias of
@@ -23,54 +46,8 @@ class ArgumentWrite(_FlowRefusal):
 
     HOST = True
     VALID = (
-        Example(  # every call passes an HDF5 dataset: h5py's own ``resize`` and ``__setitem__`` in both packages
-            """
-            import h5py
-            import numpy as np
-
-
-            class Store:
-                def create(self, filename: str):
-                    self._f = h5py.File(filename, "w")
-                    self._data = self._f.create_dataset("data", (0,), maxshape=(None,), dtype="f8")
-
-                def open(self, filename: str):
-                    self._f = h5py.File(filename, "r")
-                    self._data = self._f["data"]
-
-                def put(self, step: int, value: float):
-                    _write(step, self._data, value)
-
-
-            def _write(step, data, value):
-                if step >= data.shape[0]:
-                    data.resize((step + 1,))
-                data[step] = np.float64(value)
-            """,
-            jax="""
-            import h5py
-            import jax.numpy as jnp
-
-
-            class Store:
-                def create(self, filename: str):
-                    self._f = h5py.File(filename, "w")
-                    self._data = self._f.create_dataset("data", (0,), maxshape=(None,), dtype="f8")
-
-                def open(self, filename: str):
-                    self._f = h5py.File(filename, "r")
-                    self._data = self._f["data"]
-
-                def put(self, step: int, value: float):
-                    _write(step, self._data, value)
-
-
-            def _write(step, data, value):
-                if step >= data.shape[0]:
-                    data.resize((step + 1,))
-                data[step] = jnp.float64(value)
-            """,
-        ),
+        # every call passes an HDF5 dataset: h5py's own ``resize`` and ``__setitem__``, unchanged in both packages
+        Example(_HDF5_STORE, numpy=_HDF5_STORE, jax=_HDF5_STORE),
     )
 
     def renders(self, finding) -> bool:

@@ -118,14 +118,14 @@ def lapack_svd(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     not converge (on the host in both packages).
 
     Real and complex double matrices go to SciPy's direct ``dgesdd`` / ``zgesdd`` wrappers, a wide matrix as its
-    (Fortran-ordered, uncopied) transpose: at PT-TEMPO's sizes (tens of rows) ``np.linalg.svd`` spends as much
-    again in its own overhead (110 against 210 microseconds at 23 x 39, ``docs/benchmarks.md``).
+    (Fortran-ordered, uncopied) transpose: at PT-TEMPO's sizes (tens of rows) ``np.linalg.svd`` spends about as
+    much again in its own overhead (113 against 211 microseconds at 23 x 39, ``docs/benchmarks.md``).
     """
+    if matrix.size == 0 or matrix.dtype not in (np.float64, np.complex128):
+        return np.linalg.svd(matrix, full_matrices=False)
     rows, columns = matrix.shape
     wide = rows < columns
     tall = matrix.T if wide else matrix
-    if matrix.size == 0 or matrix.dtype not in (np.float64, np.complex128):
-        return np.linalg.svd(matrix, full_matrices=False)
     gesdd = scipy.linalg.lapack.dgesdd if matrix.dtype == np.float64 else scipy.linalg.lapack.zgesdd
     left, values, right, info = gesdd(tall, compute_uv=1, full_matrices=0)
     if info != 0 or not np.isfinite(values[0]):
