@@ -55,22 +55,76 @@ def annotated_returns(
     qname: Callable[[cst.CSTNode], Optional[str]],
     array_types: frozenset[str] = frozenset({ARRAY_TYPE}),
 ) -> dict[str, str]:
-    """What a module's undecorated top-level functions are annotated to return, by name: "array"
-    (``-> np.ndarray``) or the element kind of a scalar (``-> complex``: "c"); others are left out."""
-    from codegen.flow.numpy_model import _SCALAR_ANNOTATIONS
-
+    """What a module's top-level functions are annotated to return, by name (:func:`return_kind`): "array"
+    (``-> np.ndarray``) or the element kind of a scalar (``-> complex``: "c") for undecorated functions; a
+    container ("list", "dict", "other" for a tuple, "text" for a string, "tuple:array,list" for a tuple of
+    known length) also for ``@host`` / ``@kernel`` ones (a kernel returns its containers as they are); others
+    are left out."""
     found = {}
     for statement in module.body:
-        if (
-            isinstance(statement, cst.FunctionDef)
-            and statement.returns is not None
-            and not statement.decorators
-        ):
-            annotation = qname(statement.returns.annotation)
-            kind = "array" if annotation in array_types else _SCALAR_ANNOTATIONS.get(annotation or "")
-            if kind is not None:
-                found[statement.name.value] = kind
+        if not isinstance(statement, cst.FunctionDef) or statement.returns is None:
+            continue
+        decorators = [
+            d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            for d in statement.decorators
+        ]
+        if not all(qname(d) in (KERNEL_MARKER, HOST_MARKER) for d in decorators):
+            continue
+        kind = return_kind(statement.returns.annotation, qname, array_types)
+        if kind is not None and statement.decorators:
+            # a kernel's scalars are 0-d arrays in oqupy_jax (traced inside another kernel): not numbers
+            if kind.startswith("tuple:"):
+                items = kind[len("tuple:") :].split(",")
+                kind = "tuple:" + ",".join("unknown" if item in _SCALAR_KINDS else item for item in items)
+            elif kind.removeprefix("optional:") not in CONTAINER_RETURNS:
+                kind = None
+        if kind is not None:
+            found[statement.name.value] = kind
     return found
+
+
+#: what :func:`return_kind` says of a container (``tuple:...`` aside) and of a scalar
+CONTAINER_RETURNS = ("list", "dict", "other", "text")
+_SCALAR_KINDS = ("i", "f", "c", "b")
+
+
+def return_kind(
+    annotation: cst.BaseExpression,
+    qname: Callable[[cst.CSTNode], Optional[str]],
+    array_types: frozenset[str],
+    nested: bool = False,
+) -> Optional[str]:
+    """What an annotation says a value is: "array", a scalar's element kind ("i", "f", "c", "b"), a container
+    (:data:`CONTAINER_RETURNS`), ``tuple:k1,k2`` for ``Tuple[K1, K2]`` (each ``k`` one of these or
+    "unknown"), ``optional:k`` for ``Optional[K]``; None for anything else (``Any``, ``Union``, a class)."""
+    from codegen.flow.numpy_model import _CONTAINER_ANNOTATIONS, _SCALAR_ANNOTATIONS
+
+    base = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    qualified = qname(base) or ""
+    if qualified == "typing.Optional" and isinstance(annotation, cst.Subscript) and not nested:
+        inner = annotation.slice[0].slice
+        kind = return_kind(inner.value, qname, array_types, True) if isinstance(inner, cst.Index) else None
+        return None if kind is None else f"optional:{kind}"
+    if qualified in array_types:
+        return "array"
+    if qualified in _SCALAR_ANNOTATIONS:
+        return _SCALAR_ANNOTATIONS[qualified]
+    if qualified == "builtins.str":
+        return "text"
+    if (
+        qualified in ("typing.Tuple", "builtins.tuple")
+        and isinstance(annotation, cst.Subscript)
+        and not nested
+    ):
+        items = [element.slice for element in annotation.slice]
+        if all(isinstance(item, cst.Index) for item in items) and not any(
+            isinstance(item.value, cst.Ellipsis) for item in items
+        ):
+            kinds = [return_kind(item.value, qname, array_types, nested=True) or "unknown" for item in items]
+            return "tuple:" + ",".join(kinds)
+    if qualified in _CONTAINER_ANNOTATIONS:
+        return _CONTAINER_ANNOTATIONS[qualified]
+    return None
 
 
 def backend_test(

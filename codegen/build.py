@@ -31,7 +31,14 @@ from codegen.analysis import ARRAY_TYPE, ModuleContext
 from codegen.diagnostics import CodegenError, Diagnostic
 from codegen.docs import render_rules
 from codegen.format import format_source
-from codegen.pipeline import Parsed, array_aliases, dtype_constants, module_declaration, translate
+from codegen.pipeline import (
+    Parsed,
+    array_aliases,
+    dtype_constants,
+    function_returns,
+    module_declaration,
+    translate,
+)
 from codegen.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,11 +91,15 @@ def inputs_digest(
     fingerprint: str,
     array_types: frozenset[str],
     dtypes: tuple[tuple[str, str], ...] = (),
+    returns: tuple[tuple[str, str], ...] = (),
 ) -> str:
-    """Digest of what decides a module's translation: codegen, the module, the template's array types and
-    dtype constants."""
+    """Digest of what decides a module's translation: codegen, the module, the template's array types, dtype
+    constants and what its functions are annotated to return."""
     constants = ",".join(f"{name}={kind}" for name, kind in dtypes)
-    return digest(f"{fingerprint}\0{','.join(sorted(array_types))}\0{constants}\0{template_source}")
+    returned = ",".join(f"{name}={kind}" for name, kind in returns)
+    return digest(
+        f"{fingerprint}\0{','.join(sorted(array_types))}\0{constants}\0{returned}\0{template_source}"
+    )
 
 
 def array_types(repo: Path = REPO) -> frozenset[str]:
@@ -104,6 +115,22 @@ def package_dtypes(repo: Path = REPO) -> tuple[tuple[str, str], ...]:
     """The dtype constants of the template's ``config`` module (``oqupy.config.NpDtype`` -> "c")."""
     path = repo / TEMPLATE_ROOT / TEMPLATE_PACKAGE / f"{DTYPES_MODULE}.py"
     return dtype_constants(path.read_text(), f"{TEMPLATE_PACKAGE}.{DTYPES_MODULE}") if path.exists() else ()
+
+
+def _module_name(repo: Path, path: Path) -> str:
+    """The dotted name of a template module (``oqupy._mps``; a package's ``__init__`` is the package)."""
+    parts = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_returns(repo: Path = REPO) -> tuple[tuple[str, str], ...]:
+    """What the template's module functions are annotated to return, by qualified name
+    (:func:`codegen.pipeline.function_returns`): a module that calls ``_validation.first_nonfinite_step``
+    knows it gets an ``Optional[int]``."""
+    found: list[tuple[str, str]] = []
+    for path in template_modules(repo):
+        found.extend(function_returns(path.read_text(), _module_name(repo, path)))
+    return tuple(sorted(found))
 
 
 def with_banner(body: str, source: str, suffix: str, inputs: str | None = None) -> str:
@@ -191,7 +218,12 @@ Translation = tuple[dict[str, str], dict[str, int], list[Diagnostic]]
 
 
 def _translate_file(
-    repo: Path, path: Path, fingerprint: str, types: frozenset[str], dtypes: tuple[tuple[str, str], ...]
+    repo: Path,
+    path: Path,
+    fingerprint: str,
+    types: frozenset[str],
+    dtypes: tuple[tuple[str, str], ...],
+    returns: tuple[tuple[str, str], ...],
 ) -> Translation:
     """Translate one template module for every backend it is emitted into."""
     files: dict[str, str] = {}
@@ -200,13 +232,17 @@ def _translate_file(
     relative = path.relative_to(repo).as_posix()
     source = path.read_text()
     parsed = Parsed(source)
-    module_parts = path.relative_to(repo / TEMPLATE_ROOT).with_suffix("").parts
-    module_parts = module_parts[:-1] if module_parts[-1] == "__init__" else module_parts
-    inputs = inputs_digest(source, fingerprint, types, dtypes)
+    inputs = inputs_digest(source, fingerprint, types, dtypes, returns)
     for backend, target in _targets(repo, path).items():
         package = metadata.PACKAGES[backend]
         ctx = ModuleContext(
-            relative, ".".join(module_parts), backend, package, array_types=types, dtypes=dtypes
+            relative,
+            _module_name(repo, path),
+            backend,
+            package,
+            array_types=types,
+            dtypes=dtypes,
+            returns=returns,
         )
         translated = translate(parsed, ctx)
         diagnostics.extend(ctx.diagnostics)
@@ -231,8 +267,12 @@ def build_tree(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | No
     diagnostics: list[Diagnostic] = []
     paths = template_modules(repo)
     fingerprint, types, dtypes = codegen_fingerprint(), array_types(repo), package_dtypes(repo)
+    returns = package_returns(repo)
     keys = [
-        (path.relative_to(repo).as_posix(), inputs_digest(path.read_text(), fingerprint, types, dtypes))
+        (
+            path.relative_to(repo).as_posix(),
+            inputs_digest(path.read_text(), fingerprint, types, dtypes, returns),
+        )
         for path in paths
     ]
     known: dict[tuple[str, str], Translation] = {} if cache is None else cache
@@ -249,6 +289,7 @@ def build_tree(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | No
                 [fingerprint] * count,
                 [types] * count,
                 [dtypes] * count,
+                [returns] * count,
             )
             known.update((keys[index], result) for index, result in zip(missing, fresh))
     results = [known[key] for key in keys]
@@ -352,8 +393,9 @@ def expected_from_digests(repo: Path = REPO) -> dict[str, Expected]:
     """What ``check`` expects without translating: rendered files in full, translated ones by inputs digest."""
     expected = {path: Expected(content=content) for path, content in rendered_files(repo).items()}
     fingerprint, types, dtypes = codegen_fingerprint(), array_types(repo), package_dtypes(repo)
+    returns = package_returns(repo)
     for path in template_modules(repo):
-        inputs = inputs_digest(path.read_text(), fingerprint, types, dtypes)
+        inputs = inputs_digest(path.read_text(), fingerprint, types, dtypes, returns)
         for target in _targets(repo, path).values():
             expected[target] = Expected(inputs=inputs)
     return expected

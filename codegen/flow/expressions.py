@@ -17,6 +17,7 @@ from codegen.flow.numpy_model import (
 from codegen.flow.values import (
     _SLICE,
     INT_TUPLE,
+    NONE,
     OTHER,
     TEXT,
     UNKNOWN,
@@ -28,6 +29,7 @@ from codegen.flow.values import (
     join,
     num,
     numbers_tuple,
+    returned_val,
 )
 from codegen.names import HOST_CALLS
 
@@ -150,7 +152,7 @@ class Expressions:
             if expr.value in state.names:
                 return state.names[expr.value]
             if expr.value in ("None",):
-                return OTHER
+                return NONE
             if expr.value in ("True", "False"):
                 return num("b")
             return UNKNOWN
@@ -467,12 +469,8 @@ class Expressions:
             returned = self.returns.get(func.value)  # a module function annotated ``-> complex``: a scalar
         elif qualified is not None and "." in qualified:
             returned = self.returns.get(qualified)  # a package function (``opr.commutator``)
-        if returned == "array":  # of unknown memory: it may be an argument, a view or a module's array
-            return Val(
-                frozenset({"array"}), frozenset({"?"}), origin=f"the array `{_code(func)}(...)` returns"
-            )
         if returned is not None:
-            return num(returned)
+            return returned_val(returned, f"`{_code(func)}(...)`")
         if qualified in ("builtins.list", "builtins.sorted"):
             return Val(frozenset({"list"}), frozenset({"?"}))
         if qualified in ("builtins.dict",):

@@ -1,5 +1,6 @@
 """The abstract interpreter over one function body (or a module's top-level statements)."""
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 import libcst as cst
@@ -10,7 +11,7 @@ from codegen.flow.expressions import Expressions
 from codegen.flow.indices import Indices
 from codegen.flow.numpy_model import _CONTAINER_ANNOTATIONS, _SCALAR_ANNOTATIONS, _code
 from codegen.flow.reads import Read, Reads
-from codegen.flow.skeleton import Skeleton, _del_targets, _names_in, _pairwise, _refine
+from codegen.flow.skeleton import Skeleton, _del_targets, _names_in, _narrow, _pairwise, _refine
 from codegen.flow.values import (
     OTHER,
     TEXT,
@@ -163,7 +164,8 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
         if self.is_array(annotation):
             kinds = {"array"}
             expr = annotation.annotation
-            if isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional":
+            optional = isinstance(expr, cst.Subscript) and self.qname(expr.value) == "typing.Optional"
+            if optional:
                 kinds.add("other")
             # an ``np.ndarray`` argument's dtype is unknown: integer, float or complex (see dtype-safety)
             return Val(
@@ -172,10 +174,17 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
                 dtype="ifc",
                 device=traced,
                 origin=what,
+                none=optional,
             )
         expr = annotation.annotation
         base = expr.value if isinstance(expr, cst.Subscript) else expr
         qualified = self.qname(base) or ""
+        if qualified == "typing.Optional" and isinstance(expr, cst.Subscript):
+            inner = expr.slice[0].slice
+            if isinstance(inner, cst.Index):  # ``Optional[int]``: what ``int`` says, or None
+                value = self._annotated_val(cst.Annotation(inner.value), what, buf, traced)
+                if "unknown" not in value.kinds:
+                    return replace(value, kinds=value.kinds | {"other"}, none=True)
         if qualified in _SCALAR_ANNOTATIONS:
             return num(_SCALAR_ANNOTATIONS[qualified], traced=traced)
         if qualified in _CONTAINER_ANNOTATIONS:
@@ -220,9 +229,10 @@ class FunctionFlow(Writes, Reads, Indices, Calls, Expressions):
                     return self._compound(kept, state)
                 return self._block(kept, state)
             self.ev(node.test, state)
-            after_body = self._block(node.body, state.copy())
+            after_body = self._block(node.body, _narrow(node.test, state, True).copy())
             if after_body is None:  # ``if n < 1: raise ...``: what follows knows ``n >= 1``
                 state = _refine(node.test, state)
+            state = _narrow(node.test, state, False)  # ``if x is None: ...`` (not) taken
             orelse = node.orelse
             if orelse is None:
                 after_else: Optional[State] = state

@@ -110,6 +110,29 @@ def _refine(test: cst.BaseExpression, state: State) -> State:
     return state
 
 
+def _narrow(test: cst.BaseExpression, state: State, holds: bool) -> State:
+    """The state where ``test`` is ``holds``: ``x is not None`` true (or ``x is None`` false) leaves a name that
+    may be None (:attr:`~codegen.flow.values.Val.none`: ``Optional[int]``, ``x = None``) what else it may be."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return state
+    left, comparison = test.left, test.comparisons[0]
+    right = comparison.comparator
+    if not (isinstance(left, cst.Name) and isinstance(right, cst.Name) and right.value == "None"):
+        return state
+    if isinstance(comparison.operator, cst.IsNot):
+        not_none = holds
+    elif isinstance(comparison.operator, cst.Is):
+        not_none = not holds
+    else:
+        return state
+    value = state.names.get(left.value)
+    if not not_none or value is None or not value.none or len(value.kinds) < 2:
+        return state
+    narrowed = state.copy()
+    narrowed.names[left.value] = replace(value, kinds=value.kinds - {"other"}, none=False)
+    return narrowed
+
+
 def _interval(expr: cst.BaseExpression, state: State) -> Optional[tuple[int, int]]:
     """The values an integer expression of literals and ``range(<literal>)`` loop variables may take."""
     if isinstance(expr, cst.Integer):

@@ -38,6 +38,12 @@ class Val:
     traced: bool = False  # a number that may be a JAX scalar under tracing (a kernel's argument, an element)
     #: ``x.reshape(E)`` with one argument: the code of ``E`` (its names are locals; any rebinding clears it)
     flat: str = ""
+    #: a tuple of known length: what each element holds (``a, b = f()`` with ``f`` annotated
+    #: ``-> Tuple[np.ndarray, List[int]]``)
+    items: Optional[tuple["Val", ...]] = None
+    #: its ``other`` kind is ``None`` and nothing else (``Optional[int]``, ``x = None``): ``if x is not None``
+    #: leaves what else it may be
+    none: bool = False
 
     @property
     def maybe_array(self) -> bool:
@@ -47,8 +53,29 @@ class Val:
 UNKNOWN = Val(frozenset({"unknown"}), frozenset({"?"}))
 _SLICE: frozenset[tuple[Optional[int], ...]] = frozenset({(None,)})  # the index facts of a slice object
 OTHER = Val(frozenset({"other"}))
+NONE = Val(frozenset({"other"}), none=True)
 TEXT = Val(frozenset({"other"}), text=True)  # a string
 INT_TUPLE = Val(frozenset({"other"}), dtype="i")  # a tuple of Python ints (``.shape``, ``.strides``)
+
+
+def returned_val(kind: str, call: str) -> Val:
+    """What a call returns whose function is annotated (``analysis.return_kind``: "array", a scalar's element
+    kind, a container, ``tuple:k1,k2``); ``call`` names it in messages."""
+    if kind == "array":  # of unknown memory: it may be an argument, a view or a module's array
+        return Val(frozenset({"array"}), frozenset({"?"}), origin=f"the array {call} returns")
+    if kind in ("list", "dict", "other"):
+        return Val(frozenset({kind}), frozenset({"?"}))
+    if kind == "text":
+        return TEXT
+    if kind == "unknown":
+        return Val(frozenset({"unknown"}), frozenset({"?"}), origin=f"a value {call} returns")
+    if kind.startswith("optional:"):
+        inner = returned_val(kind[len("optional:") :], call)
+        return replace(inner, kinds=inner.kinds | {"other"}, none=True)
+    if kind.startswith("tuple:"):
+        items = tuple(returned_val(item, call) for item in kind[len("tuple:") :].split(","))
+        return Val(frozenset({"other"}), frozenset({"?"}), items=items)
+    return num(kind)
 
 
 def field_name(value: Val) -> bool:
@@ -96,6 +123,10 @@ def join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
         a.text and b.text,
         a.traced or b.traced,
         a.flat if a.flat == b.flat else "",
+        a.items if a.items == b.items else None,
+        "other" in a.kinds | b.kinds
+        and (a.none or "other" not in a.kinds)
+        and (b.none or "other" not in b.kinds),
     )
 
 

@@ -37,6 +37,11 @@ class Writes:
             forget_flat(state, target.value)
             state.names[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if value.items is not None and len(value.items) == len(target.elements):
+                if not any(isinstance(item, cst.StarredElement) for item in target.elements):
+                    for item, element in zip(target.elements, value.items):
+                        self._bind(item.value, element, state, stmt)
+                    return
             if numbers_tuple(value):  # ``value, error = quad(...)``
                 element = num(value.dtype)
             elif "array" not in value.kinds:

@@ -45,8 +45,9 @@ class IndexSafety(_FlowRefusal):
     mode.  NaN is loud (it reaches every result it touches); the integer fill value is not, so a read that needs
     ``fill`` from an array known to be integer or boolean is refused, and one from an array of unknown dtype (an
     ``np.ndarray`` argument) is NaN-filled only when it is inexact at run time.  Values of unknown kind (an
-    unannotated argument, an attribute, a container's element; annotate a parameter, or a local where it is
-    bound) may be lists, tuples or dicts and are read as written; each such read by an integer is listed as a
+    unannotated argument, an attribute, a container's element, what an unannotated function returns; annotate
+    a parameter, a local where it is bound, or the function's return: ``-> Tuple[np.ndarray, List[int]]``,
+    ``-> Optional[int]`` narrowed by ``if k is not None``) may be lists, tuples or dicts and are read as written; each such read by an integer is listed as a
     note (``ModuleContext.notes``; ``python tools/codegen_corpus.py template`` prints the template's), since a
     ``jax.Array`` there would clamp.  Reads that cannot go out of bounds are not listed: slices, ``...``,
     ``None``, a field name, ``x.shape[k]`` (a tuple of ints in both packages), a ``typing`` subscript.

@@ -36,8 +36,9 @@ def test_build_is_deterministic(fresh_tree):
     paths = sorted(codegen_build.template_modules(REPO), key=lambda path: path.stat().st_size)[-3:]
     fingerprint = codegen_build.codegen_fingerprint()
     types, dtypes = codegen_build.array_types(REPO), codegen_build.package_dtypes(REPO)
+    returns = codegen_build.package_returns(REPO)
     for path in paths:
-        files, _, diagnostics = codegen_build._translate_file(REPO, path, fingerprint, types, dtypes)
+        files, _, diagnostics = codegen_build._translate_file(REPO, path, fingerprint, types, dtypes, returns)
         assert files and not diagnostics
         for target, content in files.items():
             assert content == fresh_tree.files[target], target

@@ -127,3 +127,62 @@ def test_reads_of_values_of_unknown_kind_are_left_as_written_and_noted():
     assert [(note.line, note.rule) for note in sorted(set(ctx.notes))] == [(10, "index-safety")]
     assert "`u[i]`" in ctx.notes[0].message and "annotate" in ctx.notes[0].idiom
     assert "a[range(a.shape[0])[0]]" in output  # the annotated array's read is checked, not noted
+
+
+def test_annotated_returns_give_containers_tuples_and_optionals():
+    """What a call returns, from its function's annotation (same module or the package's, by qualified name):
+    ``a, b = pair(n)`` with ``-> Tuple[np.ndarray, List[int]]`` binds an array and a list; a ``@host``
+    function's ``-> List[np.ndarray]`` is a list; ``-> Optional[int]`` is an int or None, and ``if k is not
+    None:`` leaves an int.  So the array's reads are checked (``a[range(a.shape[0])[k]]``), the lists' are read
+    as written, and nothing is listed as of unknown kind; a kernel's scalar stays unknown (a 0-d array)."""
+    source = textwrap.dedent(
+        """
+        from typing import List, Optional, Tuple
+
+        import numpy as np
+
+        from oqupy._codegen import host, kernel
+
+
+        def pair(n: int) -> Tuple[np.ndarray, List[int]]:
+            return np.zeros(n), [0] * n
+
+
+        def first(x: np.ndarray) -> Optional[int]:
+            return None
+
+
+        @host
+        def sites(n: int) -> List[np.ndarray]:
+            return [np.zeros(2)] * n
+
+
+        @kernel
+        def traced(x: np.ndarray) -> Tuple[np.ndarray, int]:
+            return x, 0
+
+
+        def use(n: int, i: int, x: np.ndarray):
+            a, b = pair(n)
+            k = first(a)
+            if k is None:
+                raise ValueError("none")
+            _, j = traced(x)
+            return a[k] + b[k] + sites(n)[i] + a[i] + j
+        """
+    )
+    ctx = ModuleContext("oqupy/returns.py", "oqupy.returns", "jax", "oqupy_jax")
+    output = translate(source, ctx)
+    assert output is not None and not ctx.diagnostics and not ctx.notes
+    assert "a[range(a.shape[0])[k]] + b[k] + sites(n)[i] + a[range(a.shape[0])[i]]" in output
+    returns = dict(function_returns(source, "oqupy.returns"))
+    assert returns == {
+        "oqupy.returns.pair": "tuple:array,list",
+        "oqupy.returns.first": "optional:i",
+        "oqupy.returns.sites": "list",
+        "oqupy.returns.traced": "tuple:array,unknown",
+    }
+    # without the narrowing, ``k`` may be None: an index of unknown kind, read with NaN out of bounds
+    unguarded = source.replace('    if k is None:\n        raise ValueError("none")\n', "")
+    ctx = ModuleContext("oqupy/returns.py", "oqupy.returns", "jax", "oqupy_jax")
+    assert 'jnp.asarray(a).at[k].get(mode="fill")' in translate(unguarded, ctx)
