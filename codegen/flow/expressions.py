@@ -432,7 +432,9 @@ class Expressions:
                 " Hermitian matrix",
             )
         arrays = [a for a in args if "array" in a.kinds]
-        if qualified == "builtins.slice" and all(a.kinds == frozenset({"num"}) or a == OTHER for a in args):
+        if qualified == "builtins.slice" and all(
+            a.kinds == frozenset({"num"}) or a in (OTHER, NONE) for a in args
+        ):
             return Val(frozenset({"other"}), index=_SLICE)
         if qualified in PURE_BUILTINS:
             if qualified == "builtins.range":

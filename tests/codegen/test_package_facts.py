@@ -186,3 +186,9 @@ def test_annotated_returns_give_containers_tuples_and_optionals():
     unguarded = source.replace('    if k is None:\n        raise ValueError("none")\n', "")
     ctx = ModuleContext("oqupy/returns.py", "oqupy.returns", "jax", "oqupy_jax")
     assert 'jnp.asarray(a).at[k].get(mode="fill")' in translate(unguarded, ctx)
+    # ``None`` is its own value now (what ``Optional`` narrows away); ``slice(None, 2)`` is still a slice
+    written = (
+        "import numpy as np\n\n\ndef g():\n    a = np.zeros(4)\n    a[slice(None, 2)] = 1.0\n    return a\n"
+    )
+    ctx = ModuleContext("oqupy/returns.py", "oqupy.returns", "jax", "oqupy_jax")
+    assert "a = a.at[slice(None, 2)].set(1.0)" in translate(written, ctx) and not ctx.diagnostics
