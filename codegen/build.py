@@ -67,6 +67,8 @@ class Tree:
 
     files: dict[str, str] = field(default_factory=dict)
     fired: dict[str, int] = field(default_factory=dict)
+    #: reads ``u[i]`` of values of unknown kind left as written in ``oqupy_jax`` (``ModuleContext.notes``)
+    notes: list[Diagnostic] = field(default_factory=list)
 
 
 def digest(body: str) -> str:
@@ -213,8 +215,8 @@ def _targets(repo: Path, path: Path) -> dict[str, str]:
     }
 
 
-Translation = tuple[dict[str, str], dict[str, int], list[Diagnostic]]
-"""One template module's translation: generated files by path, rules fired (counts), diagnostics."""
+Translation = tuple[dict[str, str], dict[str, int], list[Diagnostic], list[Diagnostic]]
+"""One template module's translation: generated files by path, rules fired (counts), diagnostics, notes."""
 
 
 def _translate_file(
@@ -229,6 +231,7 @@ def _translate_file(
     files: dict[str, str] = {}
     fired: dict[str, int] = {}
     diagnostics: list[Diagnostic] = []
+    notes: list[Diagnostic] = []
     relative = path.relative_to(repo).as_posix()
     source = path.read_text()
     parsed = Parsed(source)
@@ -246,12 +249,13 @@ def _translate_file(
         )
         translated = translate(parsed, ctx)
         diagnostics.extend(ctx.diagnostics)
+        notes.extend(sorted(set(ctx.notes)))
         for rule, count in ctx.fired.items():
             fired[rule] = fired.get(rule, 0) + count
         if translated is None:
             continue
         files[target] = with_banner(format_source(translated, target), relative, ".py", inputs)
-    return files, fired, diagnostics
+    return files, fired, diagnostics, notes
 
 
 def build_tree(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | None = None) -> Tree:
@@ -293,8 +297,9 @@ def build_tree(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | No
             )
             known.update((keys[index], result) for index, result in zip(missing, fresh))
     results = [known[key] for key in keys]
-    for files, fired, found in results:
+    for files, fired, found, notes in results:
         tree.files.update(files)
+        tree.notes.extend(notes)
         diagnostics.extend(found)
         for rule, count in fired.items():
             tree.fired[rule] = tree.fired.get(rule, 0) + count
@@ -494,6 +499,11 @@ def build(repo: Path = REPO, cache: dict[tuple[str, str], Translation] | None = 
             shutil.rmtree(directory)
     written = sum(finding.verdict != "orphan" for finding in findings)
     print(f"codegen: {len(tree.files)} files, {written} written")
+    if tree.notes:
+        print(
+            f"codegen: {len(tree.notes)} reads of values of unknown kind left as written in oqupy_jax"
+            " (`python tools/codegen_corpus.py template --verbose` lists them)"
+        )
     for name in unused_rules(tree):
         print(f"codegen: warning: rule {name!r} fired on nothing in the template", file=sys.stderr)
     return 0
