@@ -93,3 +93,29 @@ def test_device_check_runs_with_tiny_sizes_and_writes_its_table(tmp_path):
     assert goal_rows["OQuPy #162's full PT [s]"] != "-"
     assert goal_rows["PT build at bond >= 200 / numpy on one CPU core"] == "-"
     assert goal_rows["batch of 4,096 Hamiltonians / numpy loop"] == "-"
+
+
+def test_svd_drivers_runs_and_prints_every_shape():
+    """``benchmarks.svd_drivers`` with one call per round: it pins one thread, times every driver on every shape
+    it lists, and the shapes' SVDs are real ones (``gesdd`` of its low-rank matrix has the ranks it was built with)."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from benchmarks.svd_drivers import SHAPES, low_rank
+
+    for rows, columns, rank in SHAPES:
+        values = np.linalg.svd(low_rank(rows, columns, rank, np.random.default_rng(0)), compute_uv=False)
+        assert np.sum(values > 1e-9) == rank
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.svd_drivers", "--rounds", "1", "--calls", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    assert "OPENBLAS_NUM_THREADS=1" in out
+    assert sum(
+        line.split("(")[0].strip() in {f"{r} x {c}" for r, c, _ in SHAPES} for line in out.splitlines()
+    ) == len(SHAPES)
