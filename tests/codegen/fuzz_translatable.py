@@ -10,7 +10,7 @@ The classes are those of issues 17 and 32 (kernel-local copies, literal tuple in
 array parameters of unknown dtype, scalar augmented assignment, dtypes from module constants, tuple indices from
 names and dicts, ``.shape =`` on reshaped views and size-1 axes, ``np.append`` results, ``a[i][j] = v``,
 ``x.sort()``, ``.setflags``, the NumPy names jax.numpy also has, loop-indexed writes, masks, ``a += v`` with
-``v`` of unproven shape).
+``v`` of unproven shape), and what helpers' return annotations say (tuples unpacked, ``Optional[int]`` narrowed).
 
 CI runs a small budget (``tests/codegen/test_fuzz_codegen.py``); a larger one:
 ``python tools/codegen_corpus.py fuzz --seed 7 --count 2000``.
@@ -192,6 +192,43 @@ def mask_write(r: random.Random, s: str) -> _Snippet:
     return _Snippet([f"a{s} = {create}", f"a{s}[a{s} > 1.0] = {_value(r)}"], f"a{s}")
 
 
+def annotated_return(r: random.Random, s: str) -> _Snippet:
+    """What a helper's return annotation says: ``-> Tuple[np.ndarray, List[int]]`` unpacks into an array and a
+    list, and ``-> Optional[int]`` is an int once ``is not None`` has been tested; the array's read by that int
+    is checked against its shape in JAX, the list's is read as written."""
+    index = _literal_index(r, 4)
+    scale = _value(r)
+    guard = r.choice(["not_none", "raise"])
+    header = [
+        "from typing import List, Optional, Tuple",
+        "",
+        "",
+        f"def pair{s}(v: np.ndarray) -> Tuple[np.ndarray, List[int]]:",
+        f"    return v * {scale}, [3, 1, 4, 1]",
+        "",
+        "",
+        f"def first{s}(v: np.ndarray) -> Optional[int]:",
+        f"    return {index} if v.shape[0] == 4 else None",
+        "",
+        "",
+    ]
+    lines = [f"a{s}, b{s} = pair{s}(x)", f"i{s} = first{s}(a{s})"]
+    if guard == "not_none":
+        lines += [
+            f"if i{s} is not None:",
+            f"    y{s} = a{s} * (a{s}[i{s}] + b{s}[i{s}])",
+            "else:",
+            f"    y{s} = a{s}",
+        ]
+    else:
+        lines += [
+            f"if i{s} is None:",
+            "    raise ValueError('no index')",
+            f"y{s} = a{s} * (a{s}[i{s}] - b{s}[i{s}])",
+        ]
+    return _Snippet(lines, f"y{s}", header=header)
+
+
 CLASSES = {
     "kernel-copy": kernel_copy,
     "tuple-index": tuple_index,
@@ -209,6 +246,7 @@ CLASSES = {
     "loop-write": loop_write,
     "mask-write": mask_write,
     "whole-update": whole_update,
+    "annotated-return": annotated_return,
 }
 #: classes a ``@kernel`` may hold (no data-dependent shapes, no host-only calls)
 KERNEL_CLASSES = (
